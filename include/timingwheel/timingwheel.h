@@ -1,0 +1,157 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// timingwheel.h: a hierarchical timing wheel for millions of timeouts.
+//
+// `TimingWheel` runs callbacks after a delay: request deadlines, heartbeats,
+// retries, delayed jobs. Scheduling and stopping a timer cost O(1) whatever
+// the number of pending timers, and no thread wakes up for a tick in which
+// nothing is due. The design bet (as in Kafka's purgatory and the kernel's
+// timer wheel): most timers are stopped or reset long before they fire, so
+// add and stop must be cheap, and firing may cost a little more.
+//
+// Example:
+//
+//   #include "timingwheel/timingwheel.h"
+//
+//   auto wheel = timingwheel::TimingWheel::Create().value();
+//   absl::StatusOr<timingwheel::Timer> t =
+//       wheel->AfterFunc(absl::Milliseconds(250), [] { Retry(); });
+//   if (!t.ok()) return t.status();
+//   ...
+//   t->Stop();  // true: Retry() will never start
+//
+// The design (after Varghese & Lauck, as Kafka builds it)
+// -------------------------------------------------------
+// Level 0 has `wheel_size` buckets `tick` apart and spans one interval,
+// `tick * wheel_size`. A timer too far out for a level goes to its overflow
+// level, whose tick is the lower level's interval; overflow levels are created
+// the first time they are needed. With the defaults (tick 1 ms, wheel_size 20):
+//
+//   level  tick        spans        level  tick        spans
+//   0      1 ms        20 ms        5      53.3 min    17.8 h
+//   1      20 ms       400 ms       6      17.8 h      14.8 days
+//   2      400 ms      8 s          7      14.8 days   296 days
+//   3      8 s         2 min 40 s   8      296 days    16.2 years
+//   4      2 min 40 s  53.3 min     9      16.2 years  325 years
+//
+// Every level's non-empty buckets sit in ONE delay queue, ordered by bucket
+// expiration. Deadlines are rounded UP to a whole tick, so a callback never
+// starts before its deadline by the wheel's clock, and starts within one tick
+// after it plus the time to hand it to a worker.
+//
+// Threads and locks
+// -----------------
+// Who runs what:
+//   * callers (any thread, callbacks included): AfterFunc, Every, Stop, Reset,
+//     Pending, Shutdown. They never wait for the wheel's threads, except
+//     Shutdown, which joins them.
+//   * `tw-poller`: sleeps on the clock until the delay queue's head bucket is
+//     due, then hands the due buckets to the advancer.
+//   * `tw-advancer`: moves every level's current time to the bucket's
+//     expiration, empties the bucket, and sends each timer to the workers (if
+//     due) or down into a lower level (if not).
+//   * `tw-worker-N`: runs due callbacks, `Options::workers` of them at once.
+// Lock order, outer to inner: a timer's node lock; a level's mutex; the delay
+// queue's mutex. The worker pool's and the advancer inbox's mutexes are
+// leaves. No lock of the wheel is held while a callback runs, which is why a
+// callback may call any member of its own wheel, Shutdown included.
+// The Stop contract: each timer has one atomic state; the thread whose
+// compare-and-swap moves it out of "pending" decides whether it stops or runs.
+// Stop never waits for a running callback.
+
+#ifndef TIMINGWHEEL_TIMINGWHEEL_H_
+#define TIMINGWHEEL_TIMINGWHEEL_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "timingwheel/clock.h"
+#include "timingwheel/timer.h"
+
+namespace timingwheel {
+
+namespace internal {
+class Engine;
+}  // namespace internal
+
+struct Options {
+  // Width of a level-0 bucket: the wheel's resolution. At least 1us.
+  absl::Duration tick = absl::Milliseconds(1);
+  // Buckets per level, from 2 to 65536.
+  int wheel_size = 20;
+  // Threads that run callbacks, up to 1024; 0 = hardware_concurrency().
+  int workers = 0;
+  // The time source; nullptr = SteadyClock().
+  std::shared_ptr<Clock> clock;
+  // Most timers pending at once; AfterFunc and Every beyond it fail with
+  // ResourceExhausted. 0 = unlimited.
+  int64_t max_pending = 0;
+};
+
+class TimingWheel {
+ public:
+  // Validates `options` and starts the poller, advancer and worker threads.
+  // Errors: InvalidArgument naming the option, its value and what is allowed.
+  static absl::StatusOr<std::unique_ptr<TimingWheel>> Create(
+      Options options = {});
+
+  TimingWheel(const TimingWheel&) = delete;
+  TimingWheel& operator=(const TimingWheel&) = delete;
+
+  // Shutdown(). Handles to its timers stay safe to use.
+  ~TimingWheel();
+
+  // Runs `f` once on a worker thread after `d`: never before `d` by the
+  // wheel's clock; `d <= 0` runs it as soon as possible, still on a worker,
+  // never inline. Thread-safe, also from callbacks.
+  // Errors: InvalidArgument (empty `f`; infinite `d`; a deadline past the
+  // supported range, about 292 years from the wheel's start: every finite `d`
+  // up to 100 years works), FailedPrecondition (after Shutdown),
+  // ResourceExhausted (`max_pending` timers are pending).
+  absl::StatusOr<Timer> AfterFunc(absl::Duration d,
+                                  absl::AnyInvocable<void()> f);
+  template <class Rep, class Period>
+  absl::StatusOr<Timer> AfterFunc(std::chrono::duration<Rep, Period> d,
+                                  absl::AnyInvocable<void()> f) {
+    return AfterFunc(absl::FromChrono(d), std::move(f));
+  }
+
+  // Runs `f` every `period` (> 0), first after one period, until stopped.
+  // Runs keep to the schedule start + k * period; runs of one timer never
+  // overlap, and a run that would start while the previous one still runs is
+  // skipped, not queued. After Stop() returns true, no new run starts.
+  // Errors: as AfterFunc, and InvalidArgument for `period <= 0`.
+  absl::StatusOr<Timer> Every(absl::Duration period,
+                              absl::AnyInvocable<void()> f);
+  template <class Rep, class Period>
+  absl::StatusOr<Timer> Every(std::chrono::duration<Rep, Period> period,
+                              absl::AnyInvocable<void()> f) {
+    return Every(absl::FromChrono(period), std::move(f));
+  }
+
+  // Timers scheduled and not yet fired (callback started) or stopped; a
+  // periodic timer counts until stopped. 0 after Shutdown. Thread-safe.
+  int64_t Pending() const;
+
+  // Stops accepting timers, cancels every pending one (its callback never
+  // runs and is destroyed), waits for running callbacks (except the caller's
+  // own, when called from one) and joins the threads. Returns how many pending
+  // timers it cancelled; concurrent calls together return that count once.
+  // Idempotent; thread-safe, also from callbacks. Later calls to any member
+  // return at once (AfterFunc: FailedPrecondition).
+  int64_t Shutdown();
+
+ private:
+  friend class TimingWheelTestPeer;
+  explicit TimingWheel(internal::Engine* engine);
+
+  internal::Engine* const engine_;  // One reference, released by ~TimingWheel.
+};
+
+}  // namespace timingwheel
+
+#endif  // TIMINGWHEEL_TIMINGWHEEL_H_

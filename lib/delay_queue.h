@@ -1,0 +1,89 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// delay_queue.h: the one priority queue of buckets, shared by every level,
+// ordered by bucket expiration.
+//
+// This is what makes the wheel sleep through empty ticks: the poller thread
+// blocks in Poll until the head bucket is due by the clock, however far away
+// that is, and nothing else wakes it except an earlier bucket being offered,
+// the clock moving (a ManualClock wakes its waiters) or Close. A bucket is in
+// the queue at most once (it is offered only when its expiration goes from
+// unset to set, and that is cleared only by the flush after Poll released
+// it), so the queue holds at most wheel_size buckets per level: a few hundred
+// entries, and its O(log n) never matters.
+//
+// Poll hands out every due bucket at once and counts them as outstanding until
+// the advancer calls Done; IsIdle is true when nothing is due and nothing
+// handed out is unfinished, which is how tests know the wheel is quiescent.
+//
+// Thread-safety: thread-safe. `mu_` is a leaf lock (the last in the library's
+// order: node lock, level mutex, delay queue mutex). The poller waits on it
+// through the Clock, so a ManualClock's Advance wakes it.
+
+#ifndef TIMINGWHEEL_LIB_DELAY_QUEUE_H_
+#define TIMINGWHEEL_LIB_DELAY_QUEUE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
+#include "mutex.h"
+#include "timingwheel/clock.h"
+
+namespace timingwheel::internal {
+
+class Bucket;
+
+class DelayQueue {
+ public:
+  struct Entry {
+    int64_t expiration_tick;
+    Bucket* bucket;
+  };
+
+  // A bucket with expiration tick `e` is due once
+  // `clock->Now() >= origin + e * tick_ns`.
+  DelayQueue(std::shared_ptr<Clock> clock, absl::Duration origin,
+             int64_t tick_ns);
+
+  // Adds `bucket`, due at `expiration_tick`; wakes the poller if it becomes
+  // the head.
+  void Offer(Bucket* bucket, int64_t expiration_tick) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Blocks until at least one bucket is due, then moves every due bucket to
+  // `out` in expiration order and returns true. Returns false once closed.
+  bool Poll(std::vector<Entry>* out) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The advancer has finished `n` buckets handed out by Poll.
+  void Done(int64_t n) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // No bucket is due and every bucket handed out is done.
+  bool IsIdle() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Wakes Poll and makes it return false from now on.
+  void Close() ABSL_LOCKS_EXCLUDED(mu_);
+
+  int64_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  bool HeadDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Duration DeadlineOf(int64_t expiration_tick) const {
+    return origin_ + absl::Nanoseconds(expiration_tick * tick_ns_);
+  }
+
+  const std::shared_ptr<Clock> clock_;
+  const absl::Duration origin_;
+  const int64_t tick_ns_;
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::vector<Entry> heap_ ABSL_GUARDED_BY(mu_);  // min-heap on expiration
+  int64_t outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace timingwheel::internal
+
+#endif  // TIMINGWHEEL_LIB_DELAY_QUEUE_H_

@@ -1,0 +1,567 @@
+// Copyright 2026 The timingwheel Authors.
+
+#include "engine.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace timingwheel::internal {
+namespace {
+
+constexpr int kMaxWheelSize = 1 << 16;
+constexpr int kMaxWorkers = 1024;
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+// Remove() checks no generation when Reset, holding the node lock, takes a
+// node out of whatever bucket it is in.
+constexpr uint64_t kAnyGeneration = std::numeric_limits<uint64_t>::max();
+
+// The engine and timer whose callback this thread is running, if any.
+thread_local const Engine* tls_engine = nullptr;
+thread_local TimerNode* tls_node = nullptr;
+
+absl::Status ValidateOptions(const Options& options) {
+  if (options.tick < absl::Microseconds(1) ||
+      options.tick == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Options::tick is ", absl::FormatDuration(options.tick),
+                     "; it must be finite and at least 1us"));
+  }
+  if (options.wheel_size < 2 || options.wheel_size > kMaxWheelSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Options::wheel_size is ", options.wheel_size,
+                     "; it must be from 2 to ", kMaxWheelSize));
+  }
+  if (options.workers < 0 || options.workers > kMaxWorkers) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Options::workers is ", options.workers, "; it must be from 0 to ",
+        kMaxWorkers, " (0 = one per hardware thread)"));
+  }
+  if (options.max_pending < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Options::max_pending is ", options.max_pending,
+                     "; it must be >= 0 (0 = unlimited)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Engine*> Engine::Create(Options options) {
+  if (absl::Status status = ValidateOptions(options); !status.ok()) {
+    return status;
+  }
+  if (options.clock == nullptr) options.clock = SteadyClock();
+  if (options.workers == 0) {
+    options.workers =
+        std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  auto* engine = new Engine(options, options.clock->Now());
+  engine->Start();
+  return engine;
+}
+
+Engine::Engine(const Options& options, absl::Duration origin)
+    : clock_(options.clock),
+      origin_(origin),
+      tick_ns_(absl::ToInt64Nanoseconds(options.tick)),
+      max_deadline_ns_(kMaxInt64 / tick_ns_ * tick_ns_),
+      max_pending_(options.max_pending),
+      workers_(options.workers),
+      queue_(clock_, origin_, tick_ns_),
+      level0_(std::make_unique<WheelLevel>(1, options.wheel_size, 0, &queue_,
+                                           /*closed=*/false)) {}
+
+Engine::~Engine() = default;
+
+void Engine::Start() {
+  // Each thread holds a reference until its last instruction.
+  refs_.fetch_add(2 + workers_, std::memory_order_relaxed);
+  pool_ = std::make_unique<WorkerPool>(
+      workers_, [this](const WorkerPool::Task& task) { RunTask(task); },
+      [this] { Unref(); });
+  poller_ = std::thread([this] {
+    PollerLoop();
+    Unref();
+  });
+  advancer_ = std::thread([this] {
+    AdvancerLoop();
+    Unref();
+  });
+}
+
+void Engine::Unref() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
+
+int64_t Engine::NowNs() const {
+  return absl::ToInt64Nanoseconds(clock_->Now() - origin_);
+}
+
+absl::StatusOr<int64_t> Engine::DeadlineAfter(int64_t now_ns, absl::Duration d,
+                                              const char* caller) const {
+  if (d <= absl::ZeroDuration()) return now_ns;
+  // Round up: a deadline is never earlier than asked for.
+  const absl::Duration room = absl::Nanoseconds(max_deadline_ns_ - now_ns);
+  if (absl::Ceil(d, absl::Nanoseconds(1)) > room) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller, ": duration ", absl::FormatDuration(d),
+        " is out of range; deadlines must lie within ",
+        absl::FormatDuration(absl::Nanoseconds(max_deadline_ns_)),
+        " of the wheel's start, so at most ", absl::FormatDuration(room),
+        " from now (every duration up to 100 years works)"));
+  }
+  return now_ns + absl::ToInt64Nanoseconds(absl::Ceil(d, absl::Nanoseconds(1)));
+}
+
+absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
+                                            absl::AnyInvocable<void()> f,
+                                            absl::Duration period,
+                                            const char* caller) {
+  if (!f) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(caller, ": the callback is empty; pass a callable"));
+  }
+  if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller, ": duration is ", absl::FormatDuration(d),
+        "; it must be finite (every duration up to 100 years works)"));
+  }
+  if (closed_.load(std::memory_order_acquire)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(caller, ": the wheel is shut down"));
+  }
+  const int64_t now_ns = NowNs();
+  absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, d, caller);
+  if (!deadline.ok()) return deadline.status();
+
+  if (max_pending_ > 0) {
+    int64_t pending = pending_.load(std::memory_order_relaxed);
+    do {
+      if (pending >= max_pending_) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat(caller, ": ", pending,
+                         " timers are pending, Options::max_pending is ",
+                         max_pending_, "; stop some or raise the limit"));
+      }
+    } while (!pending_.compare_exchange_weak(pending, pending + 1,
+                                             std::memory_order_relaxed));
+  } else {
+    pending_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  auto* node =
+      new TimerNode(this, std::move(f), absl::ToInt64Nanoseconds(period));
+  node->Ref();  // The wheel's reference; the first one is the handle's.
+  ArmResult result;
+  {
+    SpinLockHolder lock(&node->mu);
+    result = Arm(node, *deadline, now_ns, 0, nullptr);
+  }
+  if (result == ArmResult::kArmed) return node;
+  if (result == ArmResult::kClosed) CancelUnplaced(node, 0, /*count=*/false);
+  node->Unref();  // the wheel's
+  node->Unref();  // the handle's: it is never returned
+  return absl::FailedPreconditionError(
+      absl::StrCat(caller, ": the wheel is shut down"));
+}
+
+Engine::ArmResult Engine::Arm(TimerNode* node, int64_t deadline_ns,
+                              int64_t now_ns, uint64_t gen,
+                              std::vector<WorkerPool::Task>* batch) {
+  node->deadline_ns = deadline_ns;
+  if (deadline_ns <= now_ns) return Dispatch(node, gen, batch);
+  return Place(node, CeilDiv(deadline_ns, tick_ns_), gen, batch);
+}
+
+Engine::ArmResult Engine::Place(TimerNode* node, int64_t expiration_tick,
+                                uint64_t gen,
+                                std::vector<WorkerPool::Task>* batch) {
+  WheelLevel* level = level0_.get();
+  for (;;) {
+    level = level->Locate(expiration_tick);
+    switch (level->Add(node, expiration_tick, gen)) {
+      case WheelLevel::AddResult::kAdded:
+        return ArmResult::kArmed;
+      case WheelLevel::AddResult::kDue:
+        return Dispatch(node, gen, batch);
+      case WheelLevel::AddResult::kClosed:
+        return ArmResult::kClosed;
+      case WheelLevel::AddResult::kRetry:
+        level = level0_.get();
+        break;
+      case WheelLevel::AddResult::kTooFar:
+        break;  // Locate moves up from here.
+    }
+  }
+}
+
+Engine::ArmResult Engine::Dispatch(TimerNode* node, uint64_t gen,
+                                   std::vector<WorkerPool::Task>* batch) {
+  node->where.store(nullptr, std::memory_order_release);
+  uint64_t expected = MakeStateWord(gen, State::kPending);
+  if (!node->CasState(expected, MakeStateWord(gen, State::kDispatched))) {
+    return ArmResult::kDropped;  // stopped meanwhile
+  }
+  if (batch != nullptr) {
+    batch->push_back({node, gen});
+    return ArmResult::kArmed;
+  }
+  if (pool_->Submit(WorkerPool::Task{node, gen})) return ArmResult::kArmed;
+  // Shut down: back to kPending, so that the caller's CancelUnplaced and a
+  // racing Stop agree on who accounts for it.
+  expected = MakeStateWord(gen, State::kDispatched);
+  node->CasState(expected, MakeStateWord(gen, State::kPending));
+  return ArmResult::kClosed;
+}
+
+void Engine::CancelUnplaced(TimerNode* node, uint64_t gen, bool count) {
+  uint64_t expected = MakeStateWord(gen, State::kPending);
+  if (node->CasState(expected, MakeStateWord(gen, State::kCancelled))) {
+    pending_.fetch_sub(1, std::memory_order_relaxed);
+    if (count) cancelled_after_run_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+bool Engine::CancelPending(TimerNode* node, uint64_t gen) {
+  for (;;) {
+    uint64_t word = node->LoadState();
+    const State state = StateOf(word);
+    if (state != State::kPending && state != State::kDispatched) return false;
+    if (gen != kAnyGeneration && GenerationOf(word) != gen) return false;
+    if (node->CasState(word,
+                       MakeStateWord(GenerationOf(word), State::kCancelled))) {
+      pending_.fetch_sub(1, std::memory_order_relaxed);
+      return true;
+    }
+  }
+}
+
+bool Engine::Stop(TimerNode* node) {
+  for (;;) {
+    uint64_t word = node->LoadState();
+    const uint64_t gen = GenerationOf(word);
+    switch (StateOf(word)) {
+      case State::kPending: {
+        if (!node->CasState(word, MakeStateWord(gen, State::kStopped))) break;
+        pending_.fetch_sub(1, std::memory_order_relaxed);
+        // Unlink it now if it sits in a bucket; a node in transit is dropped
+        // by the advancer when it sees the state.
+        Bucket* bucket = node->where.load(std::memory_order_acquire);
+        if (bucket != nullptr && bucket != Bucket::InTransit() &&
+            bucket->level()->Remove(node, bucket, gen)) {
+          node->Unref();  // the bucket's reference
+        }
+        return true;
+      }
+      case State::kDispatched:
+        if (!node->CasState(word, MakeStateWord(gen, State::kStopped))) break;
+        pending_.fetch_sub(1, std::memory_order_relaxed);
+        return true;  // the worker drops its task
+      case State::kRunningArmed:
+        if (!node->CasState(word, MakeStateWord(gen, State::kRunning))) break;
+        pending_.fetch_sub(1, std::memory_order_relaxed);
+        return true;  // AfterRun sees kRunning and does not re-arm
+      default:
+        return false;
+    }
+  }
+}
+
+bool Engine::Reset(TimerNode* node, absl::Duration d) {
+  if (d == absl::InfiniteDuration()) return Stop(node);
+  if (closed_.load(std::memory_order_acquire)) return false;
+  const int64_t now_ns = NowNs();
+  absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, d, "Reset");
+  if (!deadline.ok()) return Stop(node);
+
+  bool was_pending = false;
+  bool drop_reference = false;
+  {
+    SpinLockHolder lock(&node->mu);
+    for (;;) {
+      uint64_t word = node->LoadState();
+      const uint64_t gen = GenerationOf(word);
+      const State state = StateOf(word);
+      if (state == State::kCancelled) return false;
+      if (state == State::kRunningArmed || state == State::kRunning) {
+        // Re-armed when the callback returns (AfterRun), so runs never
+        // overlap. The CAS confirms the state (kRunningArmed: unchanged).
+        const uint64_t armed = MakeStateWord(gen, State::kRunningArmed);
+        if (!node->CasState(word, armed)) continue;
+        node->has_rearm = true;
+        node->rearm_deadline_ns = *deadline;
+        if (state == State::kRunning) {
+          pending_.fetch_add(1, std::memory_order_relaxed);
+        }
+        return state == State::kRunningArmed;
+      }
+      // kPending, kDispatched, kDone or kStopped: a new arm, generation + 1,
+      // which makes a stale worker task or Stop of the old arm do nothing.
+      if (!node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
+        continue;
+      }
+      was_pending = IsPending(state);
+      if (!was_pending) pending_.fetch_add(1, std::memory_order_relaxed);
+      node->has_rearm = false;
+      // Take the node out of its bucket (a stopped node may still sit in
+      // one); the bucket's reference then carries the new arm.
+      Bucket* bucket = node->where.load(std::memory_order_acquire);
+      bool own_reference =
+          bucket != nullptr && bucket != Bucket::InTransit() &&
+          bucket->level()->Remove(node, bucket, kAnyGeneration);
+      if (!own_reference &&
+          node->where.load(std::memory_order_acquire) == Bucket::InTransit()) {
+        // The advancer holds it and will place it by this deadline.
+        node->deadline_ns = *deadline;
+        return was_pending;
+      }
+      if (!own_reference) node->Ref();
+      switch (Arm(node, *deadline, now_ns, gen + 1, nullptr)) {
+        case ArmResult::kArmed:
+          break;
+        case ArmResult::kClosed:
+          // Shutdown raced this Reset; a timer that was pending counts as
+          // cancelled by it.
+          CancelUnplaced(node, gen + 1, /*count=*/was_pending);
+          drop_reference = true;
+          was_pending = false;
+          break;
+        case ArmResult::kDropped:
+          drop_reference = true;
+          break;
+      }
+      break;
+    }
+  }
+  if (drop_reference) node->Unref();
+  return was_pending;
+}
+
+int64_t Engine::Pending() const {
+  if (closed_.load(std::memory_order_acquire)) return 0;
+  return std::max<int64_t>(0, pending_.load(std::memory_order_relaxed));
+}
+
+void Engine::PollerLoop() {
+  SetCurrentThreadName("tw-poller");
+  std::vector<DelayQueue::Entry> due;
+  while (queue_.Poll(&due)) {
+    MutexLock lock(&inbox_mu_);
+    if (inbox_closed_) break;
+    inbox_.insert(inbox_.end(), due.begin(), due.end());
+    inbox_cv_.NotifyOne();
+    due.clear();
+  }
+}
+
+void Engine::AdvancerLoop() {
+  SetCurrentThreadName("tw-advancer");
+  std::vector<DelayQueue::Entry> entries;
+  std::vector<TimerNode*> nodes;
+  std::vector<TimerNode*> dropped;
+  std::vector<WorkerPool::Task> batch;
+  for (;;) {
+    {
+      MutexLock lock(&inbox_mu_);
+      while (inbox_.empty() && !inbox_closed_) inbox_cv_.Wait(&inbox_mu_);
+      if (inbox_closed_) break;
+      entries.assign(inbox_.begin(), inbox_.end());
+      inbox_.clear();
+    }
+    for (const DelayQueue::Entry& entry : entries) {
+      level0_->Advance(entry.expiration_tick);
+      entry.bucket->level()->Flush(entry.bucket, &nodes);
+      const int64_t now_ns = NowNs();
+      for (TimerNode* node : nodes) {
+        SpinLockHolder lock(&node->mu);
+        const uint64_t word = node->LoadState();
+        if (StateOf(word) != State::kPending) {
+          node->where.store(nullptr, std::memory_order_release);
+          dropped.push_back(node);  // stopped or cancelled
+          continue;
+        }
+        const uint64_t gen = GenerationOf(word);
+        switch (Arm(node, node->deadline_ns, now_ns, gen, &batch)) {
+          case ArmResult::kArmed:
+            break;
+          case ArmResult::kClosed:
+            CancelUnplaced(node, gen, /*count=*/true);
+            dropped.push_back(node);
+            break;
+          case ArmResult::kDropped:
+            dropped.push_back(node);
+            break;
+        }
+      }
+      nodes.clear();
+      if (!pool_->Submit(&batch)) {
+        for (const WorkerPool::Task& task : batch) {
+          CancelPending(task.node, task.generation);
+          dropped.push_back(task.node);
+        }
+        batch.clear();
+      }
+      // Released with no node lock held: the last reference deletes the node.
+      for (TimerNode* node : dropped) node->Unref();
+      dropped.clear();
+      queue_.Done(1);
+    }
+  }
+}
+
+void Engine::RunTask(const WorkerPool::Task& task) {
+  TimerNode* node = task.node;
+  const bool periodic = node->period_ns > 0;
+  uint64_t expected = MakeStateWord(task.generation, State::kDispatched);
+  if (!node->CasState(expected, MakeStateWord(task.generation,
+                                              periodic ? State::kRunningArmed
+                                                       : State::kRunning))) {
+    node->Unref();  // stopped, reset or cancelled since it was dispatched
+    return;
+  }
+  if (!periodic) pending_.fetch_sub(1, std::memory_order_relaxed);
+  tls_engine = this;
+  tls_node = node;
+  try {
+    node->callback();
+  } catch (...) {
+    thrown_.fetch_add(1, std::memory_order_relaxed);
+  }
+  tls_node = nullptr;
+  tls_engine = nullptr;
+  if (!AfterRun(node, task.generation)) node->Unref();
+}
+
+bool Engine::AfterRun(TimerNode* node, uint64_t gen) {
+  SpinLockHolder lock(&node->mu);
+  for (;;) {
+    uint64_t word = node->LoadState();
+    if (StateOf(word) != State::kRunningArmed) {
+      node->has_rearm = false;
+      if (node->CasState(word, MakeStateWord(gen, State::kDone))) return false;
+      continue;
+    }
+    const int64_t now_ns = NowNs();
+    int64_t deadline_ns;
+    if (node->has_rearm) {
+      deadline_ns = node->rearm_deadline_ns;
+    } else {
+      // The next point of the schedule deadline + k * period that lies in the
+      // future: a run missed while this one ran is skipped, not queued.
+      const int64_t period = node->period_ns;
+      const int64_t behind = std::max<int64_t>(0, now_ns - node->deadline_ns);
+      const int64_t steps = behind / period + 1;
+      if (steps > (max_deadline_ns_ - node->deadline_ns) / period) {
+        // The schedule leaves the supported range (centuries from now).
+        if (node->CasState(word, MakeStateWord(gen, State::kDone))) {
+          pending_.fetch_sub(1, std::memory_order_relaxed);
+          return false;
+        }
+        continue;
+      }
+      deadline_ns = node->deadline_ns + steps * period;
+    }
+    if (!node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
+      continue;  // a Stop won: re-read
+    }
+    node->has_rearm = false;
+    switch (Arm(node, deadline_ns, now_ns, gen + 1, nullptr)) {
+      case ArmResult::kArmed:
+        return true;
+      case ArmResult::kClosed:
+        CancelUnplaced(node, gen + 1, /*count=*/true);
+        return false;
+      case ArmResult::kDropped:
+        return false;
+    }
+  }
+}
+
+int64_t Engine::Shutdown() {
+  {
+    MutexLock lock(&shutdown_mu_);
+    if (shutdown_started_) {
+      // A callback must not wait for the Shutdown that waits for it.
+      if (tls_engine == this) return 0;
+      while (!shutdown_done_) shutdown_cv_.Wait(&shutdown_mu_);
+      return 0;
+    }
+    shutdown_started_ = true;
+  }
+  closed_.store(true, std::memory_order_release);
+  queue_.Close();
+  {
+    MutexLock lock(&inbox_mu_);
+    inbox_closed_ = true;
+    inbox_cv_.NotifyAll();
+  }
+  poller_.join();
+  advancer_.join();
+
+  // Nothing moves timers any more but callers' Stop and Reset, which the
+  // node states arbitrate. Cancel what is in the buckets and the pool queue.
+  std::vector<TimerNode*> nodes;
+  for (WheelLevel* level = level0_.get(); level != nullptr;
+       level = level->overflow()) {
+    level->Close(&nodes);
+  }
+  std::vector<TimerNode*> cancelled_nodes;
+  for (TimerNode* node : nodes) {
+    {
+      SpinLockHolder lock(&node->mu);
+      node->where.store(nullptr, std::memory_order_release);
+    }
+    if (CancelPending(node, kAnyGeneration)) {
+      cancelled_nodes.push_back(node);
+    } else {
+      node->Unref();  // stopped, only waiting in its bucket to be dropped
+    }
+  }
+  for (const WorkerPool::Task& task : pool_->Close()) {
+    if (CancelPending(task.node, task.generation)) {
+      cancelled_nodes.push_back(task.node);
+    } else {
+      task.node->Unref();  // a stale task: stopped or reset since
+    }
+  }
+  // Nobody will run these: destroy their callbacks now, with no lock held
+  // (a callback's destructor may call into the wheel).
+  int64_t cancelled = static_cast<int64_t>(cancelled_nodes.size());
+  for (TimerNode* node : cancelled_nodes) {
+    node->callback = nullptr;
+    node->Unref();
+  }
+  pool_->Join();
+  // The caller's own periodic timer, when a callback shuts its wheel down.
+  if (tls_engine == this && tls_node != nullptr) {
+    uint64_t word = tls_node->LoadState();
+    if (StateOf(word) == State::kRunningArmed &&
+        tls_node->CasState(
+            word, MakeStateWord(GenerationOf(word), State::kRunning))) {
+      pending_.fetch_sub(1, std::memory_order_relaxed);
+      ++cancelled;
+    }
+  }
+  cancelled += cancelled_after_run_.exchange(0, std::memory_order_relaxed);
+  {
+    MutexLock lock(&shutdown_mu_);
+    shutdown_done_ = true;
+    shutdown_cv_.NotifyAll();
+  }
+  return cancelled;
+}
+
+void Engine::WaitIdle() const {
+  while (!closed_.load(std::memory_order_acquire)) {
+    if (queue_.IsIdle() && pool_->Outstanding() == 0 && queue_.IsIdle()) {
+      return;
+    }
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace timingwheel::internal

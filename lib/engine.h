@@ -1,0 +1,185 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// engine.h: the machine behind a TimingWheel: the levels, the delay queue, the
+// poller and advancer threads, the worker pool, and the operations on timers.
+//
+// Pipeline of a timer:
+//   AfterFunc ── deadline <= now ──────────────────────────────► worker pool
+//      └── Place: level 0 .. n bucket ──► delay queue (bucket, once)
+//   tw-poller:   Poll blocks until the head bucket is due; hands the due
+//                buckets to the advancer's inbox.
+//   tw-advancer: for each bucket: level0.Advance(expiration) (every level's
+//                current), Flush the bucket, then per node (under its node
+//                lock) Place again: due -> a batch for the pool, otherwise a
+//                lower level (cascade). One Submit per bucket.
+//   tw-worker-N: RunTask: kDispatched -> kRunning by CAS, call the callback
+//                with no lock held, then re-arm (periodic, or Reset while it
+//                ran) or finish.
+//
+// Adds racing the advance (DESIGN.md, trap 3): Kafka makes adds share a
+// read lock that the advance takes exclusively. Here an add needs no lock but
+// the level's own: a level's `current` only grows, it is written under the
+// level's mutex, and WheelLevel::Add re-checks the placement under that mutex
+// and answers kRetry when the timer now fits a lower level. So a bucket never
+// takes a timer of another rotation, and a timer is never placed in a bucket
+// whose time has passed without that bucket being offered to the queue again.
+//
+// Threads and locks:
+//   * caller threads: Schedule, Stop, Reset, Pending, Shutdown.
+//   * lock order, outer to inner: TimerNode::mu; WheelLevel::mu_; DelayQueue
+//     mu_. Leaves: inbox_mu_, WorkerPool mu_, shutdown_mu_.
+//   * no lock is held while a callback runs or a callback is destroyed.
+//   * atomics: `closed_` (release on Shutdown, acquire by every operation: a
+//     thread that sees it set sees the closing of the levels); the counters
+//     are statistics and use relaxed ordering, except where a CAS on a node's
+//     state already orders them.
+//
+// Lifetime: reference counted. The TimingWheel holds one reference, each
+// thread one while it runs, each live TimerNode one. The last Unref deletes
+// the engine, possibly from a worker thread after the TimingWheel is gone.
+
+#ifndef TIMINGWHEEL_LIB_ENGINE_H_
+#define TIMINGWHEEL_LIB_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "delay_queue.h"
+#include "mutex.h"
+#include "timer_state.h"
+#include "timingwheel/timingwheel.h"
+#include "wheel_level.h"
+#include "worker_pool.h"
+
+namespace timingwheel::internal {
+
+class Engine {
+ public:
+  // Validates `options` (InvalidArgument naming the option) and starts the
+  // threads. The caller owns the one reference of the result.
+  static absl::StatusOr<Engine*> Create(Options options);
+
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void Unref();
+
+  // Arms a new timer `d` from now, periodic if `period > 0`. On success the
+  // node has one reference for the caller's handle. `caller` names the API
+  // function in error messages.
+  absl::StatusOr<TimerNode*> Schedule(absl::Duration d,
+                                      absl::AnyInvocable<void()> f,
+                                      absl::Duration period,
+                                      const char* caller);
+
+  bool Stop(TimerNode* node);
+  bool Reset(TimerNode* node, absl::Duration d);
+
+  int64_t Pending() const;
+  int64_t Shutdown();
+
+  // Blocks until nothing is due by the clock, every due bucket is flushed and
+  // every due callback returned (or the engine is shut down). For tests: with
+  // a ManualClock this makes "advance, then check" exact.
+  void WaitIdle() const;
+
+  // Callbacks that threw an exception (caught; the worker lives on).
+  int64_t CallbacksThrown() const {
+    return thrown_.load(std::memory_order_relaxed);
+  }
+  // Tasks queued for the workers and not started.
+  int64_t WorkerQueueDepth() const { return pool_->QueueDepth(); }
+  // The lowest level; tests walk the levels from it.
+  const WheelLevel& level0() const { return *level0_; }
+  // Buckets waiting in the delay queue.
+  int64_t QueuedBuckets() const { return queue_.size(); }
+
+ private:
+  enum class ArmResult {
+    kArmed,    // linked into a bucket or handed to the workers
+    kDropped,  // stopped meanwhile: the caller releases its reference
+    kClosed,   // shut down: the node is unarmed, still (gen, kPending)
+  };
+
+  Engine(const Options& options, absl::Duration origin);
+  ~Engine();
+
+  void Start();
+  void PollerLoop();
+  void AdvancerLoop();
+  void RunTask(const WorkerPool::Task& task);
+
+  // Nanoseconds since the origin, now.
+  int64_t NowNs() const;
+  // `now_ns + d` as a deadline, or InvalidArgument when it is out of range.
+  absl::StatusOr<int64_t> DeadlineAfter(int64_t now_ns, absl::Duration d,
+                                        const char* caller) const;
+
+  // Sets the node's deadline and links it into the wheel, or dispatches it if
+  // it is due (into `batch` when given, else straight to the pool). The node
+  // is in state (gen, kPending) and the caller hands over one reference.
+  ArmResult Arm(TimerNode* node, int64_t deadline_ns, int64_t now_ns,
+                uint64_t gen, std::vector<WorkerPool::Task>* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+  // Links the node at `expiration_tick`, or dispatches it when due.
+  ArmResult Place(TimerNode* node, int64_t expiration_tick, uint64_t gen,
+                  std::vector<WorkerPool::Task>* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+  ArmResult Dispatch(TimerNode* node, uint64_t gen,
+                     std::vector<WorkerPool::Task>* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+  // Moves a node whose arm `gen` could not be placed (shut down) to
+  // kCancelled. `count` adds it to Shutdown's count of cancelled timers.
+  void CancelUnplaced(TimerNode* node, uint64_t gen, bool count);
+  // (gen, kPending or kDispatched) -> kCancelled, any generation for
+  // kAnyGeneration; true if this call cancelled it.
+  bool CancelPending(TimerNode* node, uint64_t gen);
+  // After the callback of `node` returned: re-arm or finish. Returns whether
+  // the worker's reference was handed on to the wheel.
+  bool AfterRun(TimerNode* node, uint64_t gen);
+
+  const std::shared_ptr<Clock> clock_;
+  const absl::Duration origin_;
+  const int64_t tick_ns_;
+  const int64_t max_deadline_ns_;
+  const int64_t max_pending_;
+  const int workers_;
+
+  std::atomic<int64_t> refs_{1};
+  std::atomic<bool> closed_{false};
+  std::atomic<int64_t> pending_{0};
+  std::atomic<int64_t> thrown_{0};
+  // Periodic or re-armed timers a worker found it could not re-arm because
+  // Shutdown had closed the levels; added to Shutdown's count.
+  std::atomic<int64_t> cancelled_after_run_{0};
+
+  DelayQueue queue_;
+  std::unique_ptr<WheelLevel> level0_;
+
+  Mutex inbox_mu_;
+  CondVar inbox_cv_;
+  std::deque<DelayQueue::Entry> inbox_ ABSL_GUARDED_BY(inbox_mu_);
+  bool inbox_closed_ ABSL_GUARDED_BY(inbox_mu_) = false;
+
+  std::unique_ptr<WorkerPool> pool_;
+  std::thread poller_;
+  std::thread advancer_;
+
+  Mutex shutdown_mu_;
+  CondVar shutdown_cv_;
+  bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+  bool shutdown_done_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+};
+
+}  // namespace timingwheel::internal
+
+#endif  // TIMINGWHEEL_LIB_ENGINE_H_

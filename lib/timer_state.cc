@@ -1,0 +1,27 @@
+// Copyright 2026 The timingwheel Authors.
+
+#include "timer_state.h"
+
+#include <utility>
+
+#include "engine.h"
+
+namespace timingwheel::internal {
+
+TimerNode::TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
+                     int64_t period_ns)
+    : engine(engine),
+      period_ns(period_ns),
+      state(MakeStateWord(0, State::kPending)),
+      callback(std::move(callback)) {
+  engine->Ref();
+}
+
+void TimerNode::Unref() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  Engine* owner = engine;
+  delete this;
+  owner->Unref();
+}
+
+}  // namespace timingwheel::internal

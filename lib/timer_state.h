@@ -1,0 +1,145 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// timer_state.h: one timer's node and the atomic state machine that decides
+// every race on it.
+//
+// A `TimerNode` is what a `Timer` handle points to. It holds the callback, the
+// deadline, the links of the bucket list it sits in, and one atomic state
+// word. The state word, not list membership, is the truth: the thread whose
+// compare-and-swap moves a timer out of kPending (or kDispatched) decides
+// whether it is stopped or runs. List membership only follows, which is why a
+// Stop can win against a timer that is in transit between buckets or queued
+// for a worker (DESIGN.md section 3, traps 4 and 5).
+//
+// The state word is `generation << 8 | State`. Every re-arm (Reset, the next
+// run of a periodic timer) bumps the generation, so a worker task or a Stop
+// that refers to an older arm can tell and does nothing.
+//
+//   from            event                          to
+//   kPending        a bucket is flushed, it is due kDispatched (worker queue)
+//   kPending        Stop / Shutdown                kStopped / kCancelled
+//   kDispatched     a worker starts it             kRunning (one-shot) or
+//                                                  kRunningArmed (periodic)
+//   kDispatched     Stop / Shutdown                kStopped / kCancelled
+//   kRunningArmed   Stop                           kRunning
+//   kRunning        Reset                          kRunningArmed
+//   kRunningArmed   the callback returns           kPending, generation + 1
+//   kRunning        the callback returns           kDone
+//   kPending, kDispatched, kDone, kStopped  Reset  kPending, generation + 1
+//   kCancelled is final: the wheel was shut down.
+//
+// "Pending" in the API's sense (Pending(), Stop()'s true) is kPending,
+// kDispatched and kRunningArmed.
+//
+// Locking:
+//   * `state` and `refs` are atomics, touched without locks.
+//   * `mu` (the node lock, a SpinLock) serializes the threads that may link the
+//     node into a bucket: Reset, the advancer moving it down a level, and the
+//     worker re-arming it after a run. It guards the deadline fields. It is the
+//     outermost lock of the library: node lock, then a level's mutex, then the
+//     delay queue's mutex.
+//   * `prev`, `next` and `linked_gen` are guarded by the mutex of the level
+//     whose bucket holds the node; `where` is written under that mutex too and
+//     read without it by Stop, which then locks the level and checks again.
+//
+// Lifetime: intrusive reference count. Each Timer handle holds one reference;
+// whichever part of the wheel holds the node (a bucket, the advancer, a worker
+// task) holds one more. The last release deletes the node and releases the
+// node's reference to its engine, so the engine outlives every node.
+
+#ifndef TIMINGWHEEL_LIB_TIMER_STATE_H_
+#define TIMINGWHEEL_LIB_TIMER_STATE_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "mutex.h"
+
+namespace timingwheel::internal {
+
+class Bucket;
+class Engine;
+
+enum class State : uint8_t {
+  kPending = 1,
+  kDispatched = 2,
+  kRunning = 3,
+  kRunningArmed = 4,
+  kDone = 5,
+  kStopped = 6,
+  kCancelled = 7,
+};
+
+// Packs and unpacks the state word.
+constexpr uint64_t MakeStateWord(uint64_t generation, State state) {
+  return (generation << 8) | static_cast<uint64_t>(state);
+}
+constexpr State StateOf(uint64_t word) {
+  return static_cast<State>(word & 0xff);
+}
+constexpr uint64_t GenerationOf(uint64_t word) { return word >> 8; }
+
+// True for the states in which Stop() returns true.
+constexpr bool IsPending(State s) {
+  return s == State::kPending || s == State::kDispatched ||
+         s == State::kRunningArmed;
+}
+
+class TimerNode {
+ public:
+  // A new node in kPending, generation 0, with one reference (the caller's).
+  // `period_ns` > 0 makes it periodic.
+  TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
+            int64_t period_ns);
+  TimerNode(const TimerNode&) = delete;
+  TimerNode& operator=(const TimerNode&) = delete;
+
+  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // Releases one reference; the last one deletes the node and releases its
+  // engine. Memory ordering: acq_rel, so every write to the node by any
+  // holder happens before its deletion.
+  void Unref();
+
+  // Compare-and-swap on the state word: acq_rel on success (a winner sees what
+  // the previous owner wrote, and publishes its own writes), acquire on
+  // failure.
+  bool CasState(uint64_t& expected, uint64_t desired) {
+    return state.compare_exchange_strong(expected, desired,
+                                         std::memory_order_acq_rel,
+                                         std::memory_order_acquire);
+  }
+  uint64_t LoadState() const { return state.load(std::memory_order_acquire); }
+
+  Engine* const engine;
+  const int64_t period_ns;  // 0 for a one-shot timer.
+  std::atomic<uint64_t> state;
+  // Only the thread that moved the node to kRunning or kRunningArmed calls
+  // it; Shutdown destroys it for a cancelled node, which nobody will run.
+  absl::AnyInvocable<void()> callback;
+
+  SpinLock mu;
+  // The deadline of the current arm, in nanoseconds since the engine's origin.
+  int64_t deadline_ns ABSL_GUARDED_BY(mu) = 0;
+  // Set by a Reset while the callback runs: where to re-arm when it returns.
+  bool has_rearm ABSL_GUARDED_BY(mu) = false;
+  int64_t rearm_deadline_ns ABSL_GUARDED_BY(mu) = 0;
+
+  // Where the node is: a bucket, Bucket::InTransit() (taken out of a bucket by
+  // a flush, not yet placed again), or nullptr (in no bucket).
+  std::atomic<Bucket*> where{nullptr};
+  // Bucket list links and the generation the node was linked with; guarded by
+  // the mutex of the level that owns `where`.
+  TimerNode* prev = nullptr;
+  TimerNode* next = nullptr;
+  uint64_t linked_gen = 0;
+
+ private:
+  ~TimerNode() = default;
+  std::atomic<int32_t> refs_{1};
+};
+
+}  // namespace timingwheel::internal
+
+#endif  // TIMINGWHEEL_LIB_TIMER_STATE_H_

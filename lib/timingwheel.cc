@@ -1,0 +1,93 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// timingwheel.cc: the facade. TimingWheel and Timer are thin handles onto
+// internal::Engine and internal::TimerNode; everything with a lock or a thread
+// is in engine.cc.
+
+#include "timingwheel/timingwheel.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine.h"
+#include "timer_state.h"
+
+namespace timingwheel {
+
+Timer::Timer() : node_(nullptr) {}
+
+Timer::Timer(const Timer& other) : node_(other.node_) {
+  if (node_ != nullptr) node_->Ref();
+}
+
+Timer::Timer(Timer&& other) noexcept : node_(other.node_) {
+  other.node_ = nullptr;
+}
+
+Timer& Timer::operator=(const Timer& other) {
+  if (other.node_ != nullptr) other.node_->Ref();
+  if (node_ != nullptr) node_->Unref();
+  node_ = other.node_;
+  return *this;
+}
+
+Timer& Timer::operator=(Timer&& other) noexcept {
+  if (this != &other) {
+    if (node_ != nullptr) node_->Unref();
+    node_ = other.node_;
+    other.node_ = nullptr;
+  }
+  return *this;
+}
+
+Timer::~Timer() {
+  if (node_ != nullptr) node_->Unref();
+}
+
+bool Timer::Stop() { return node_ != nullptr && node_->engine->Stop(node_); }
+
+bool Timer::Reset(absl::Duration d) {
+  return node_ != nullptr && node_->engine->Reset(node_, d);
+}
+
+absl::StatusOr<std::unique_ptr<TimingWheel>> TimingWheel::Create(
+    Options options) {
+  absl::StatusOr<internal::Engine*> engine =
+      internal::Engine::Create(std::move(options));
+  if (!engine.ok()) return engine.status();
+  return std::unique_ptr<TimingWheel>(new TimingWheel(*engine));
+}
+
+TimingWheel::TimingWheel(internal::Engine* engine) : engine_(engine) {}
+
+TimingWheel::~TimingWheel() {
+  engine_->Shutdown();
+  engine_->Unref();
+}
+
+absl::StatusOr<Timer> TimingWheel::AfterFunc(absl::Duration d,
+                                             absl::AnyInvocable<void()> f) {
+  absl::StatusOr<internal::TimerNode*> node =
+      engine_->Schedule(d, std::move(f), absl::ZeroDuration(), "AfterFunc");
+  if (!node.ok()) return node.status();
+  return Timer(*node);
+}
+
+absl::StatusOr<Timer> TimingWheel::Every(absl::Duration period,
+                                         absl::AnyInvocable<void()> f) {
+  if (period <= absl::ZeroDuration() || period == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Every: period is ", absl::FormatDuration(period),
+                     "; it must be finite and > 0"));
+  }
+  absl::StatusOr<internal::TimerNode*> node =
+      engine_->Schedule(period, std::move(f), period, "Every");
+  if (!node.ok()) return node.status();
+  return Timer(*node);
+}
+
+int64_t TimingWheel::Pending() const { return engine_->Pending(); }
+
+int64_t TimingWheel::Shutdown() { return engine_->Shutdown(); }
+
+}  // namespace timingwheel

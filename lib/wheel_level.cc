@@ -1,0 +1,115 @@
+// Copyright 2026 The timingwheel Authors.
+
+#include "wheel_level.h"
+
+#include <limits>
+
+namespace timingwheel::internal {
+namespace {
+
+constexpr int64_t kMaxTicks = std::numeric_limits<int64_t>::max();
+
+int64_t IntervalOf(int64_t tick, int wheel_size) {
+  return tick > kMaxTicks / wheel_size ? kMaxTicks : tick * wheel_size;
+}
+
+}  // namespace
+
+WheelLevel::WheelLevel(int64_t tick, int wheel_size, int64_t current,
+                       DelayQueue* queue, bool closed)
+    : tick_(tick),
+      interval_(IntervalOf(tick, wheel_size)),
+      wheel_size_(wheel_size),
+      queue_(queue),
+      current_(FloorDiv(current, tick) * tick),
+      closed_(closed) {
+  buckets_.reserve(wheel_size);
+  for (int i = 0; i < wheel_size; ++i) buckets_.emplace_back(this);
+}
+
+WheelLevel::~WheelLevel() { delete overflow(); }
+
+WheelLevel* WheelLevel::GetOrCreateOverflow() {
+  if (WheelLevel* up = overflow()) return up;
+  MutexLock lock(&mu_);
+  WheelLevel* up = overflow_.load(std::memory_order_relaxed);
+  if (up == nullptr) {
+    // The overflow level's tick is this level's interval; it starts at this
+    // level's current time (rounded down to its own tick).
+    up = new WheelLevel(interval_, wheel_size_,
+                        current_.load(std::memory_order_relaxed), queue_,
+                        closed_);
+    overflow_.store(up, std::memory_order_release);
+  }
+  return up;
+}
+
+WheelLevel* WheelLevel::Locate(int64_t expiration_tick) {
+  WheelLevel* level = this;
+  // interval_ == kMaxTicks spans every tick a deadline can have.
+  while (level->interval_ != kMaxTicks &&
+         expiration_tick - level->current() >= level->interval_) {
+    level = level->GetOrCreateOverflow();
+  }
+  return level;
+}
+
+WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
+                                      uint64_t gen) {
+  MutexLock lock(&mu_);
+  if (closed_) return AddResult::kClosed;
+  const int64_t current = current_.load(std::memory_order_relaxed);
+  const int64_t ahead = expiration_tick - current;
+  if (tick_ == 1) {
+    if (ahead <= 0) return AddResult::kDue;
+  } else if (ahead < tick_) {
+    return AddResult::kRetry;
+  }
+  if (interval_ != kMaxTicks && ahead >= interval_) return AddResult::kTooFar;
+
+  const int64_t id = expiration_tick / tick_;
+  Bucket& bucket = buckets_[id % wheel_size_];
+  bucket.Add(node, gen);
+  if (bucket.SetExpiration(id * tick_)) queue_->Offer(&bucket, id * tick_);
+  return AddResult::kAdded;
+}
+
+bool WheelLevel::Remove(TimerNode* node, Bucket* bucket, uint64_t gen) {
+  MutexLock lock(&mu_);
+  if (node->where.load(std::memory_order_relaxed) != bucket ||
+      node->linked_gen != gen) {
+    return false;
+  }
+  bucket->Remove(node);
+  return true;
+}
+
+void WheelLevel::Advance(int64_t tick) {
+  for (WheelLevel* level = this; level != nullptr; level = level->overflow()) {
+    MutexLock lock(&level->mu_);
+    const int64_t rounded = FloorDiv(tick, level->tick_) * level->tick_;
+    if (rounded > level->current_.load(std::memory_order_relaxed)) {
+      level->current_.store(rounded, std::memory_order_release);
+    }
+  }
+}
+
+void WheelLevel::Flush(Bucket* bucket, std::vector<TimerNode*>* out) {
+  MutexLock lock(&mu_);
+  bucket->Flush(out);
+}
+
+void WheelLevel::Close(std::vector<TimerNode*>* out) {
+  MutexLock lock(&mu_);
+  closed_ = true;
+  for (Bucket& bucket : buckets_) bucket.Flush(out);
+}
+
+int64_t WheelLevel::CountTimers() const {
+  MutexLock lock(&mu_);
+  int64_t n = 0;
+  for (const Bucket& bucket : buckets_) n += bucket.size();
+  return n;
+}
+
+}  // namespace timingwheel::internal

@@ -1,0 +1,91 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// worker_pool.h: the bounded pool of threads that run due callbacks.
+//
+// Kafka runs expired tasks on one executor thread and the Go port starts a
+// goroutine per due timer; this pool is in between: `workers` threads, named
+// `tw-worker-N`, take tasks from one FIFO queue. The advancer submits all the
+// due timers of a bucket as one batch (one lock round trip); a worker takes a
+// chunk of up to 64 tasks at a time when the queue is long, and one at a time
+// when it is short, so a slow callback delays nobody while another worker is
+// free.
+//
+// A task names a timer node and the generation it was dispatched with; the
+// pool only calls `run` with it. Whether the callback really starts (it may
+// have been stopped or reset since) is decided by the runner.
+//
+// Thread-safety: thread-safe. `mu_` is a leaf lock, never held while a task
+// runs. Close hands back the tasks not started; Join waits for the threads
+// (all but the calling one, when a callback shuts its own wheel down).
+
+#ifndef TIMINGWHEEL_LIB_WORKER_POOL_H_
+#define TIMINGWHEEL_LIB_WORKER_POOL_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "mutex.h"
+
+namespace timingwheel::internal {
+
+class TimerNode;
+
+class WorkerPool {
+ public:
+  struct Task {
+    TimerNode* node;
+    uint64_t generation;
+  };
+  using RunFn = absl::AnyInvocable<void(const Task&)>;
+
+  // Starts `workers` (>= 1) threads that call `run` for each task.
+  // `on_thread_exit` runs as the last act of each thread.
+  WorkerPool(int workers, RunFn run, std::function<void()> on_thread_exit);
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+  ~WorkerPool();  // Precondition: Join() was called.
+
+  // Queues `tasks` (emptied). Returns false, leaving `tasks` as they were,
+  // once the pool is closed.
+  bool Submit(std::vector<Task>* tasks) ABSL_LOCKS_EXCLUDED(mu_);
+  bool Submit(Task task) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Refuses further tasks, lets the threads exit after their current task,
+  // and returns the tasks that were queued but not started.
+  std::vector<Task> Close() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Joins every thread except the calling one, which is detached instead.
+  void Join();
+
+  // Tasks queued or running.
+  int64_t Outstanding() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Tasks queued, not yet taken by a worker.
+  int64_t QueueDepth() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void Loop(int index);
+
+  const int workers_;
+  RunFn run_;
+  const std::function<void()> on_thread_exit_;
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
+  int64_t running_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+
+  std::vector<std::thread> threads_;
+};
+
+// Names the calling thread (at most 15 characters show).
+void SetCurrentThreadName(const char* name);
+
+}  // namespace timingwheel::internal
+
+#endif  // TIMINGWHEEL_LIB_WORKER_POOL_H_
