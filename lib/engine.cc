@@ -3,6 +3,7 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <utility>
 
@@ -67,6 +68,8 @@ absl::StatusOr<Engine*> Engine::Create(Options options) {
 Engine::Engine(const Options& options, absl::Duration origin)
     : clock_(options.clock),
       origin_(origin),
+      steady_(clock_ == SteadyClock()),
+      origin_ns_(absl::ToInt64Nanoseconds(origin)),
       tick_ns_(absl::ToInt64Nanoseconds(options.tick)),
       max_deadline_ns_(kMaxInt64 / tick_ns_ * tick_ns_),
       max_pending_(options.max_pending),
@@ -98,23 +101,32 @@ void Engine::Unref() {
 }
 
 int64_t Engine::NowNs() const {
+  if (steady_) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+               .count() -
+           origin_ns_;
+  }
   return absl::ToInt64Nanoseconds(clock_->Now() - origin_);
 }
 
 absl::StatusOr<int64_t> Engine::DeadlineAfter(int64_t now_ns, absl::Duration d,
                                               const char* caller) const {
   if (d <= absl::ZeroDuration()) return now_ns;
-  // Round up: a deadline is never earlier than asked for.
-  const absl::Duration room = absl::Nanoseconds(max_deadline_ns_ - now_ns);
-  if (absl::Ceil(d, absl::Nanoseconds(1)) > room) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        caller, ": duration ", absl::FormatDuration(d),
-        " is out of range; deadlines must lie within ",
-        absl::FormatDuration(absl::Nanoseconds(max_deadline_ns_)),
-        " of the wheel's start, so at most ", absl::FormatDuration(room),
-        " from now (every duration up to 100 years works)"));
+  // Round up: a deadline is never earlier than asked for. Saturated values
+  // (d of about 292 years or more) are out of range below.
+  int64_t d_ns = absl::ToInt64Nanoseconds(d);
+  if (d_ns < kMaxInt64 && absl::Nanoseconds(d_ns) < d) ++d_ns;
+  if (d_ns < kMaxInt64 && d_ns <= max_deadline_ns_ - now_ns) {
+    return now_ns + d_ns;
   }
-  return now_ns + absl::ToInt64Nanoseconds(absl::Ceil(d, absl::Nanoseconds(1)));
+  return absl::InvalidArgumentError(absl::StrCat(
+      caller, ": duration ", absl::FormatDuration(d),
+      " is out of range; deadlines must lie within ",
+      absl::FormatDuration(absl::Nanoseconds(max_deadline_ns_)),
+      " of the wheel's start, so at most ",
+      absl::FormatDuration(absl::Nanoseconds(max_deadline_ns_ - now_ns)),
+      " from now (every duration up to 100 years works)"));
 }
 
 absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,

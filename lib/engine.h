@@ -118,7 +118,8 @@ class Engine {
   void AdvancerLoop();
   void RunTask(const WorkerPool::Task& task);
 
-  // Nanoseconds since the origin, now.
+  // Nanoseconds since the origin, now. For the SteadyClock it reads
+  // std::chrono::steady_clock directly: one vDSO call, no Duration math.
   int64_t NowNs() const;
   // `now_ns + d` as a deadline, or InvalidArgument when it is out of range.
   absl::StatusOr<int64_t> DeadlineAfter(int64_t now_ns, absl::Duration d,
@@ -130,6 +131,13 @@ class Engine {
   ArmResult Arm(TimerNode* node, int64_t deadline_ns, int64_t now_ns,
                 uint64_t gen, std::vector<WorkerPool::Task>* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+  // Arm for a node that no other thread can see yet: it needs no node lock,
+  // since it becomes visible only through the level (or pool) mutex that
+  // publishes it, and the caller touches it no more after that.
+  ArmResult ArmNew(TimerNode* node, int64_t deadline_ns,
+                   int64_t now_ns) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return Arm(node, deadline_ns, now_ns, 0, nullptr);
+  }
   // Links the node at `expiration_tick`, or dispatches it when due.
   ArmResult Place(TimerNode* node, int64_t expiration_tick, uint64_t gen,
                   std::vector<WorkerPool::Task>* batch)
@@ -149,6 +157,8 @@ class Engine {
 
   const std::shared_ptr<Clock> clock_;
   const absl::Duration origin_;
+  const bool steady_;        // clock_ is SteadyClock()
+  const int64_t origin_ns_;  // origin_ in nanoseconds
   const int64_t tick_ns_;
   const int64_t max_deadline_ns_;
   const int64_t max_pending_;

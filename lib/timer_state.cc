@@ -9,11 +9,12 @@
 namespace timingwheel::internal {
 
 TimerNode::TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
-                     int64_t period_ns)
+                     int64_t period_ns, int32_t refs)
     : engine(engine),
       period_ns(period_ns),
       state(MakeStateWord(0, State::kPending)),
-      callback(std::move(callback)) {
+      callback(std::move(callback)),
+      refs_(refs) {
   engine->Ref();
 }
 

@@ -89,10 +89,10 @@ constexpr bool IsPending(State s) {
 
 class TimerNode {
  public:
-  // A new node in kPending, generation 0, with one reference (the caller's).
-  // `period_ns` > 0 makes it periodic.
+  // A new node in kPending, generation 0, with `refs` references for the
+  // caller. `period_ns` > 0 makes it periodic.
   TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
-            int64_t period_ns);
+            int64_t period_ns, int32_t refs = 1);
   TimerNode(const TimerNode&) = delete;
   TimerNode& operator=(const TimerNode&) = delete;
 
@@ -137,7 +137,7 @@ class TimerNode {
 
  private:
   ~TimerNode() = default;
-  std::atomic<int32_t> refs_{1};
+  std::atomic<int32_t> refs_;
 };
 
 }  // namespace timingwheel::internal

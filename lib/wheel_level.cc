@@ -31,7 +31,7 @@ WheelLevel::~WheelLevel() { delete overflow(); }
 
 WheelLevel* WheelLevel::GetOrCreateOverflow() {
   if (WheelLevel* up = overflow()) return up;
-  MutexLock lock(&mu_);
+  SpinLockHolder lock(&mu_);
   WheelLevel* up = overflow_.load(std::memory_order_relaxed);
   if (up == nullptr) {
     // The overflow level's tick is this level's interval; it starts at this
@@ -56,7 +56,7 @@ WheelLevel* WheelLevel::Locate(int64_t expiration_tick) {
 
 WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
                                       uint64_t gen) {
-  MutexLock lock(&mu_);
+  SpinLockHolder lock(&mu_);
   if (closed_) return AddResult::kClosed;
   const int64_t current = current_.load(std::memory_order_relaxed);
   const int64_t ahead = expiration_tick - current;
@@ -75,7 +75,7 @@ WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
 }
 
 bool WheelLevel::Remove(TimerNode* node, Bucket* bucket, uint64_t gen) {
-  MutexLock lock(&mu_);
+  SpinLockHolder lock(&mu_);
   if (node->where.load(std::memory_order_relaxed) != bucket ||
       node->linked_gen != gen) {
     return false;
@@ -86,7 +86,7 @@ bool WheelLevel::Remove(TimerNode* node, Bucket* bucket, uint64_t gen) {
 
 void WheelLevel::Advance(int64_t tick) {
   for (WheelLevel* level = this; level != nullptr; level = level->overflow()) {
-    MutexLock lock(&level->mu_);
+    SpinLockHolder lock(&level->mu_);
     const int64_t rounded = FloorDiv(tick, level->tick_) * level->tick_;
     if (rounded > level->current_.load(std::memory_order_relaxed)) {
       level->current_.store(rounded, std::memory_order_release);
@@ -95,18 +95,18 @@ void WheelLevel::Advance(int64_t tick) {
 }
 
 void WheelLevel::Flush(Bucket* bucket, std::vector<TimerNode*>* out) {
-  MutexLock lock(&mu_);
+  SpinLockHolder lock(&mu_);
   bucket->Flush(out);
 }
 
 void WheelLevel::Close(std::vector<TimerNode*>* out) {
-  MutexLock lock(&mu_);
+  SpinLockHolder lock(&mu_);
   closed_ = true;
   for (Bucket& bucket : buckets_) bucket.Flush(out);
 }
 
 int64_t WheelLevel::CountTimers() const {
-  MutexLock lock(&mu_);
+  SpinLockHolder lock(&mu_);
   int64_t n = 0;
   for (const Bucket& bucket : buckets_) n += bucket.size();
   return n;

@@ -139,7 +139,9 @@ class WheelLevel {
   const int wheel_size_;
   DelayQueue* const queue_;
 
-  mutable Mutex mu_;
+  // A spin lock: held for a few instructions per add or stop (a flush holds
+  // it for one pass over the bucket), and its unlock is a plain store.
+  mutable SpinLock mu_;
   std::atomic<int64_t> current_;  // written under mu_
   std::vector<Bucket> buckets_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_);
