@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Builds timingwheel and runs its tests in every checked configuration. This is
+# the one command a newcomer runs, and it is what CI runs (.ci/run).
+#
+# Usage:
+#   tools/test.sh [config...]
+#
+# Configurations (CMake presets, see CMakePresets.json), default all four:
+#   debug      g++, Debug
+#   clang-tsa  clang, Debug, -Wthread-safety -Werror=thread-safety
+#   tsan       clang, ThreadSanitizer
+#   asan       clang, AddressSanitizer + UndefinedBehaviorSanitizer
+#
+# Environment:
+#   TIMINGWHEEL_TEST_JOBS   build and test parallelism (default 2)
+#
+# Missing Debian packages are installed first (tools/install_deps.sh). Every
+# configuration is configured, built and tested even if an earlier one failed;
+# a summary table is printed at the end and the exit status is non-zero if any
+# step of any configuration failed. Build trees go to build/<config>, the
+# output of each step to build/test-logs/<config>.{configure,build,test}.log.
+
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+readonly ALL_CONFIGS=(debug clang-tsa tsan asan)
+readonly PACKAGES=(
+  cmake ninja-build g++ clang libclang-rt-14-dev
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev pkg-config
+)
+readonly LOG_DIR=build/test-logs
+
+usage() {
+  echo "usage: $0 [config...]   (configs: ${ALL_CONFIGS[*]})"
+}
+
+# ---- Arguments --------------------------------------------------------------
+
+jobs="${TIMINGWHEEL_TEST_JOBS:-2}"
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "TIMINGWHEEL_TEST_JOBS must be a positive integer, got '$jobs'" >&2
+  exit 2
+fi
+
+configs=()
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    debug | clang-tsa | tsan | asan) configs+=("$arg") ;;
+    *)
+      echo "unknown configuration '$arg'" >&2
+      usage >&2
+      exit 2
+      ;;
+  esac
+done
+if ((${#configs[@]} == 0)); then
+  configs=("${ALL_CONFIGS[@]}")
+fi
+
+# ---- Dependencies -----------------------------------------------------------
+
+# shellcheck source-path=SCRIPTDIR/..
+source tools/install_deps.sh
+install_deps "${PACKAGES[@]}"
+
+# ---- ThreadSanitizer and ASLR -----------------------------------------------
+
+# The ThreadSanitizer runtime of clang 14 aborts with "unexpected memory
+# mapping" on kernels that randomise mmap with more than 28 bits of entropy
+# (vm.mmap_rnd_bits = 32 on many recent hosts). There the tsan configuration
+# runs with address randomisation turned off for its processes (setarch -R),
+# provided the container allows it. Sets the array tsan_wrapper.
+tsan_wrapper=()
+rnd_bits="$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0)"
+if [[ "$rnd_bits" =~ ^[0-9]+$ ]] && ((rnd_bits > 28)); then
+  if setarch "$(uname -m)" -R true 2>/dev/null; then
+    tsan_wrapper=(setarch "$(uname -m)" -R)
+    echo "note: vm.mmap_rnd_bits=$rnd_bits; running tsan with ASLR disabled"
+  else
+    echo "warning: vm.mmap_rnd_bits=$rnd_bits and setarch -R is not permitted;" \
+      "tsan binaries may fail with 'unexpected memory mapping'" \
+      "(fix on the host: sysctl vm.mmap_rnd_bits=28)" >&2
+  fi
+fi
+
+# ---- Running one configuration ----------------------------------------------
+
+# Runs "$@" with its output shown and also written to the file $1.
+# Returns the command's exit status.
+logged() {
+  local log="$1"
+  shift
+  "$@" 2>&1 | tee "$log"
+}
+
+# Results per configuration, filled in by run_config.
+declare -A result passed failed seconds
+
+# Configures, builds and tests one configuration; records the outcome in the
+# result/passed/failed/seconds arrays. Never fails itself.
+run_config() {
+  local config="$1" start summary total nfailed
+  local -a wrap=()
+  if [[ "$config" == tsan ]]; then
+    wrap=("${tsan_wrapper[@]}")
+  fi
+  start="$SECONDS"
+  rm -f "$LOG_DIR/$config".*.log # no stale logs from an earlier run
+  passed[$config]=-
+  failed[$config]=-
+  echo
+  echo "==== $config ===="
+
+  if ! logged "$LOG_DIR/$config.configure.log" cmake --preset "$config"; then
+    result[$config]="FAIL (configure)"
+  elif ! logged "$LOG_DIR/$config.build.log" \
+    "${wrap[@]}" cmake --build --preset "$config" --parallel "$jobs"; then
+    # The build also runs the test binaries (gtest_discover_tests), hence the
+    # tsan wrapper here.
+    result[$config]="FAIL (build)"
+  else
+    # --no-tests=error: a configuration in which no test was found is a
+    # failure, not a silent pass.
+    if logged "$LOG_DIR/$config.test.log" \
+      "${wrap[@]}" ctest --preset "$config" -j "$jobs" --timeout 300 \
+      --no-tests=error; then
+      result[$config]=PASS
+    else
+      result[$config]="FAIL (test)"
+    fi
+    # ctest ends with e.g. "95% tests passed, 1 tests failed out of 20".
+    summary="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' \
+      "$LOG_DIR/$config.test.log" | tail -n 1 || true)"
+    if [[ "$summary" =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+      nfailed="${BASH_REMATCH[1]}"
+      total="${BASH_REMATCH[2]}"
+      passed[$config]=$((total - nfailed))
+      failed[$config]="$nfailed"
+    fi
+  fi
+  seconds[$config]=$((SECONDS - start))
+}
+
+mkdir -p "$LOG_DIR"
+overall_start="$SECONDS"
+for config in "${configs[@]}"; do
+  run_config "$config"
+done
+
+# ---- Summary ----------------------------------------------------------------
+
+status=0
+echo
+echo "==== Summary (logs in $LOG_DIR/) ===="
+printf '%-13s  %-17s  %6s  %6s  %7s\n' configuration result passed failed seconds
+for config in "${configs[@]}"; do
+  printf '%-13s  %-17s  %6s  %6s  %7s\n' "$config" "${result[$config]}" \
+    "${passed[$config]}" "${failed[$config]}" "${seconds[$config]}"
+  if [[ "${result[$config]}" != PASS ]]; then
+    status=1
+  fi
+done
+printf '%-13s  %-17s  %6s  %6s  %7s\n' total \
+  "$( ((status == 0)) && echo PASS || echo FAIL)" "" "" "$((SECONDS - overall_start))"
+exit "$status"
