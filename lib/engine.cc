@@ -83,8 +83,14 @@ Engine::~Engine() = default;
 void Engine::Start() {
   // Each thread holds a reference until its last instruction.
   refs_.fetch_add(2 + workers_, std::memory_order_relaxed);
+  for (int i = 0; i < workers_; ++i) {
+    lateness_.push_back(std::make_unique<LatencyHistogram>());
+  }
   pool_ = std::make_unique<WorkerPool>(
-      workers_, [this](const WorkerPool::Task& task) { RunTask(task); },
+      workers_,
+      [this](const WorkerPool::Task& task, int worker) {
+        RunTask(task, worker);
+      },
       [this] { Unref(); });
   poller_ = std::thread([this] {
     PollerLoop();
@@ -151,7 +157,7 @@ absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
   if (!deadline.ok()) return deadline.status();
 
   if (max_pending_ > 0) {
-    int64_t pending = pending_.load(std::memory_order_relaxed);
+    int64_t pending = pending_exact_.load(std::memory_order_relaxed);
     do {
       if (pending >= max_pending_) {
         return absl::ResourceExhaustedError(
@@ -159,10 +165,10 @@ absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
                          " timers are pending, Options::max_pending is ",
                          max_pending_, "; stop some or raise the limit"));
       }
-    } while (!pending_.compare_exchange_weak(pending, pending + 1,
-                                             std::memory_order_relaxed));
+    } while (!pending_exact_.compare_exchange_weak(pending, pending + 1,
+                                                   std::memory_order_relaxed));
   } else {
-    pending_.fetch_add(1, std::memory_order_relaxed);
+    pending_sharded_.Add(1);
   }
 
   auto* node =
@@ -219,10 +225,12 @@ Engine::ArmResult Engine::Dispatch(TimerNode* node, uint64_t gen,
     return ArmResult::kDropped;  // stopped meanwhile
   }
   if (batch != nullptr) {
-    batch->push_back({node, gen});
+    batch->push_back({node, gen, node->deadline_ns});
     return ArmResult::kArmed;
   }
-  if (pool_->Submit(WorkerPool::Task{node, gen})) return ArmResult::kArmed;
+  if (pool_->Submit(WorkerPool::Task{node, gen, node->deadline_ns})) {
+    return ArmResult::kArmed;
+  }
   // Shut down: back to kPending, so that the caller's CancelUnplaced and a
   // racing Stop agree on who accounts for it.
   expected = MakeStateWord(gen, State::kDispatched);
@@ -233,7 +241,7 @@ Engine::ArmResult Engine::Dispatch(TimerNode* node, uint64_t gen,
 void Engine::CancelUnplaced(TimerNode* node, uint64_t gen, bool count) {
   uint64_t expected = MakeStateWord(gen, State::kPending);
   if (node->CasState(expected, MakeStateWord(gen, State::kCancelled))) {
-    pending_.fetch_sub(1, std::memory_order_relaxed);
+    AddPending(-1);
     if (count) cancelled_after_run_.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -246,7 +254,7 @@ bool Engine::CancelPending(TimerNode* node, uint64_t gen) {
     if (gen != kAnyGeneration && GenerationOf(word) != gen) return false;
     if (node->CasState(word,
                        MakeStateWord(GenerationOf(word), State::kCancelled))) {
-      pending_.fetch_sub(1, std::memory_order_relaxed);
+      AddPending(-1);
       return true;
     }
   }
@@ -259,7 +267,8 @@ bool Engine::Stop(TimerNode* node) {
     switch (StateOf(word)) {
       case State::kPending: {
         if (!node->CasState(word, MakeStateWord(gen, State::kStopped))) break;
-        pending_.fetch_sub(1, std::memory_order_relaxed);
+        AddPending(-1);
+        stopped_.Add(1);
         // Unlink it now if it sits in a bucket; a node in transit is dropped
         // by the advancer when it sees the state.
         Bucket* bucket = node->where.load(std::memory_order_acquire);
@@ -271,11 +280,13 @@ bool Engine::Stop(TimerNode* node) {
       }
       case State::kDispatched:
         if (!node->CasState(word, MakeStateWord(gen, State::kStopped))) break;
-        pending_.fetch_sub(1, std::memory_order_relaxed);
+        AddPending(-1);
+        stopped_.Add(1);
         return true;  // the worker drops its task
       case State::kRunningArmed:
         if (!node->CasState(word, MakeStateWord(gen, State::kRunning))) break;
-        pending_.fetch_sub(1, std::memory_order_relaxed);
+        AddPending(-1);
+        stopped_.Add(1);
         return true;  // AfterRun sees kRunning and does not re-arm
       default:
         return false;
@@ -307,7 +318,8 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
         node->has_rearm = true;
         node->rearm_deadline_ns = *deadline;
         if (state == State::kRunning) {
-          pending_.fetch_add(1, std::memory_order_relaxed);
+          AddPending(1);
+          scheduled_.Add(1);
         }
         return state == State::kRunningArmed;
       }
@@ -317,7 +329,10 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
         continue;
       }
       was_pending = IsPending(state);
-      if (!was_pending) pending_.fetch_add(1, std::memory_order_relaxed);
+      if (!was_pending) {
+        AddPending(1);
+        scheduled_.Add(1);
+      }
       node->has_rearm = false;
       // Take the node out of its bucket (a stopped node may still sit in
       // one); the bucket's reference then carries the new arm.
@@ -355,7 +370,8 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
 
 int64_t Engine::Pending() const {
   if (closed_.load(std::memory_order_acquire)) return 0;
-  return std::max<int64_t>(0, pending_.load(std::memory_order_relaxed));
+  return std::max<int64_t>(0, pending_exact_.load(std::memory_order_relaxed) +
+                                  pending_sharded_.Sum());
 }
 
 void Engine::PollerLoop() {
@@ -425,7 +441,7 @@ void Engine::AdvancerLoop() {
   }
 }
 
-void Engine::RunTask(const WorkerPool::Task& task) {
+void Engine::RunTask(const WorkerPool::Task& task, int worker) {
   TimerNode* node = task.node;
   const bool periodic = node->period_ns > 0;
   uint64_t expected = MakeStateWord(task.generation, State::kDispatched);
@@ -435,13 +451,14 @@ void Engine::RunTask(const WorkerPool::Task& task) {
     node->Unref();  // stopped, reset or cancelled since it was dispatched
     return;
   }
-  if (!periodic) pending_.fetch_sub(1, std::memory_order_relaxed);
+  if (!periodic) AddPending(-1);
+  lateness_[worker]->Record(NowNs() - task.deadline_ns);
   tls_engine = this;
   tls_node = node;
   try {
     node->callback();
   } catch (...) {
-    thrown_.fetch_add(1, std::memory_order_relaxed);
+    thrown_.Add(1);
   }
   tls_node = nullptr;
   tls_engine = nullptr;
@@ -470,7 +487,7 @@ bool Engine::AfterRun(TimerNode* node, uint64_t gen) {
       if (steps > (max_deadline_ns_ - node->deadline_ns) / period) {
         // The schedule leaves the supported range (centuries from now).
         if (node->CasState(word, MakeStateWord(gen, State::kDone))) {
-          pending_.fetch_sub(1, std::memory_order_relaxed);
+          AddPending(-1);
           return false;
         }
         continue;
@@ -554,17 +571,41 @@ int64_t Engine::Shutdown() {
     if (StateOf(word) == State::kRunningArmed &&
         tls_node->CasState(
             word, MakeStateWord(GenerationOf(word), State::kRunning))) {
-      pending_.fetch_sub(1, std::memory_order_relaxed);
+      AddPending(-1);
       ++cancelled;
     }
   }
   cancelled += cancelled_after_run_.exchange(0, std::memory_order_relaxed);
+  cancelled_.fetch_add(cancelled, std::memory_order_relaxed);
   {
     MutexLock lock(&shutdown_mu_);
     shutdown_done_ = true;
     shutdown_cv_.NotifyAll();
   }
   return cancelled;
+}
+
+Stats Engine::GetStats() const {
+  Stats stats;
+  stats.pending = Pending();
+  stats.scheduled = scheduled_.Sum();
+  stats.stopped = stopped_.Sum();
+  stats.cancelled = cancelled_.load(std::memory_order_relaxed);
+  stats.callbacks_thrown = thrown_.Sum();
+  stats.worker_queue_depth = pool_->QueueDepth();
+  for (const WheelLevel* level = level0_.get(); level != nullptr;
+       level = level->overflow()) {
+    ++stats.levels;
+  }
+  stats.queued_buckets = queue_.size();
+  LatencyHistogram lateness;
+  for (const auto& histogram : lateness_) lateness.MergeFrom(*histogram);
+  stats.fired = lateness.Count();
+  stats.lateness_p50 = absl::Nanoseconds(lateness.Percentile(0.5));
+  stats.lateness_p99 = absl::Nanoseconds(lateness.Percentile(0.99));
+  stats.lateness_p999 = absl::Nanoseconds(lateness.Percentile(0.999));
+  stats.lateness_max = absl::Nanoseconds(lateness.Max());
+  return stats;
 }
 
 void Engine::WaitIdle() const {

@@ -54,6 +54,7 @@
 #include "absl/time/time.h"
 #include "delay_queue.h"
 #include "mutex.h"
+#include "stats.h"
 #include "timer_state.h"
 #include "timingwheel/timingwheel.h"
 #include "wheel_level.h"
@@ -93,9 +94,8 @@ class Engine {
   void WaitIdle() const;
 
   // Callbacks that threw an exception (caught; the worker lives on).
-  int64_t CallbacksThrown() const {
-    return thrown_.load(std::memory_order_relaxed);
-  }
+  int64_t CallbacksThrown() const { return thrown_.Sum(); }
+  Stats GetStats() const;
   // Tasks queued for the workers and not started.
   int64_t WorkerQueueDepth() const { return pool_->QueueDepth(); }
   // The lowest level; tests walk the levels from it.
@@ -116,7 +116,15 @@ class Engine {
   void Start();
   void PollerLoop();
   void AdvancerLoop();
-  void RunTask(const WorkerPool::Task& task);
+  void RunTask(const WorkerPool::Task& task, int worker);
+  // Pending count: exact (one atomic) when max_pending needs it, else sharded.
+  void AddPending(int64_t n) {
+    if (max_pending_ > 0) {
+      pending_exact_.fetch_add(n, std::memory_order_relaxed);
+    } else {
+      pending_sharded_.Add(n);
+    }
+  }
 
   // Nanoseconds since the origin, now. For the SteadyClock it reads
   // std::chrono::steady_clock directly: one vDSO call, no Duration math.
@@ -166,8 +174,15 @@ class Engine {
 
   std::atomic<int64_t> refs_{1};
   std::atomic<bool> closed_{false};
-  std::atomic<int64_t> pending_{0};
-  std::atomic<int64_t> thrown_{0};
+  std::atomic<int64_t> pending_exact_{0};
+  ShardedCounter pending_sharded_;
+  ShardedCounter
+      scheduled_;           // arms: AfterFunc, Every, Reset of an unarmed timer
+  ShardedCounter stopped_;  // Stop() calls that returned true
+  ShardedCounter thrown_;
+  std::atomic<int64_t> cancelled_{0};  // by Shutdown
+  // Lateness (start - deadline) of every callback started, one per worker.
+  std::vector<std::unique_ptr<LatencyHistogram>> lateness_;
   // Periodic or re-armed timers a worker found it could not re-arm because
   // Shutdown had closed the levels; added to Shutdown's count.
   std::atomic<int64_t> cancelled_after_run_{0};

@@ -88,6 +88,8 @@ absl::StatusOr<Timer> TimingWheel::Every(absl::Duration period,
 
 int64_t TimingWheel::Pending() const { return engine_->Pending(); }
 
+Stats TimingWheel::GetStats() const { return engine_->GetStats(); }
+
 int64_t TimingWheel::Shutdown() { return engine_->Shutdown(); }
 
 }  // namespace timingwheel

@@ -74,7 +74,7 @@ void WorkerPool::Loop(int index) {
       }
       running_ += take;
     }
-    for (const Task& task : chunk) run_(task);
+    for (const Task& task : chunk) run_(task, index);
   }
   // A copy: the last act of the thread may destroy the pool.
   std::function<void()> on_exit = on_thread_exit_;

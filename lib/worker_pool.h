@@ -40,8 +40,10 @@ class WorkerPool {
   struct Task {
     TimerNode* node;
     uint64_t generation;
+    int64_t deadline_ns;  // of the arm it was dispatched for, for lateness
   };
-  using RunFn = absl::AnyInvocable<void(const Task&)>;
+  // Runs one task on worker number `worker` (0 .. workers - 1).
+  using RunFn = absl::AnyInvocable<void(const Task&, int worker)>;
 
   // Starts `workers` (>= 1) threads that call `run` for each task.
   // `on_thread_exit` runs as the last act of each thread.

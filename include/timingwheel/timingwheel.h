@@ -92,6 +92,28 @@ struct Options {
   int64_t max_pending = 0;
 };
 
+// A snapshot of a wheel's counters (TimingWheel::GetStats). Exact when the
+// wheel is at rest; a momentary value while timers are being added or fire.
+// For one-shot timers, at rest: pending == scheduled - fired - stopped -
+// cancelled (a periodic timer is scheduled once and fires many times).
+struct Stats {
+  int64_t pending = 0;    // as Pending()
+  int64_t scheduled = 0;  // arms: AfterFunc, Every, Reset of an unarmed timer
+  int64_t fired = 0;      // callbacks started (each run of a periodic timer)
+  int64_t stopped = 0;    // Stop() calls that returned true
+  int64_t cancelled = 0;  // pending timers cancelled by Shutdown()
+  int64_t callbacks_thrown = 0;    // callbacks that threw (caught)
+  int64_t worker_queue_depth = 0;  // due callbacks waiting for a free worker
+  int levels = 0;                  // wheel levels created so far
+  int64_t queued_buckets = 0;      // buckets in the delay queue
+  // How late callbacks started (start - deadline, by the wheel's clock), over
+  // every callback started so far; within 12.5% (log-linear histogram).
+  absl::Duration lateness_p50;
+  absl::Duration lateness_p99;
+  absl::Duration lateness_p999;
+  absl::Duration lateness_max;
+};
+
 class TimingWheel {
  public:
   // Validates `options` and starts the poller, advancer and worker threads.
@@ -136,6 +158,9 @@ class TimingWheel {
   // Timers scheduled and not yet fired (callback started) or stopped; a
   // periodic timer counts until stopped. 0 after Shutdown. Thread-safe.
   int64_t Pending() const;
+
+  // Counters and lateness percentiles; see Stats. Thread-safe.
+  Stats GetStats() const;
 
   // Stops accepting timers, cancels every pending one (its callback never
   // runs and is destroyed), waits for running callbacks (except the caller's

@@ -1,0 +1,88 @@
+// Copyright 2026 The timingwheel Authors.
+
+#include "stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace timingwheel::internal {
+
+int ShardedCounter::ThreadShard() {
+  static std::atomic<int> next{0};
+  thread_local const int shard =
+      next.fetch_add(1, std::memory_order_relaxed) % kShards;
+  return shard;
+}
+
+int64_t ShardedCounter::Sum() const {
+  int64_t sum = 0;
+  for (const Cell& cell : cells_) {
+    sum += cell.value.load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
+// Values below 2^kSubBits get a bucket each; above, a value with highest bit
+// h goes to group h - kSubBits + 1, sub-bucket = the kSubBits bits below h.
+int LatencyHistogram::BucketOf(uint64_t ns) {
+  if (ns < (uint64_t{1} << kSubBits)) return static_cast<int>(ns);
+  const int high = 63 - __builtin_clzll(ns);
+  const int group = high - kSubBits + 1;
+  const int sub = static_cast<int>((ns >> (high - kSubBits)) &
+                                   ((uint64_t{1} << kSubBits) - 1));
+  return (group << kSubBits) + sub;
+}
+
+int64_t LatencyHistogram::UpperBoundOf(int bucket) {
+  const int group = bucket >> kSubBits;
+  const int sub = bucket & ((1 << kSubBits) - 1);
+  if (group == 0) return sub;
+  const int high = group + kSubBits - 1;
+  // Bucket covers [(8 + sub) << (high - 3), (9 + sub) << (high - 3)).
+  const int shift = high - kSubBits;
+  const uint64_t upper = ((uint64_t{1} << kSubBits) + sub + 1) << shift;
+  if (upper - 1 > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return static_cast<int64_t>(upper - 1);
+}
+
+void LatencyHistogram::Record(int64_t ns) {
+  const uint64_t value = ns < 0 ? 0 : static_cast<uint64_t>(ns);
+  counts_[BucketOf(value)].fetch_add(1, std::memory_order_relaxed);
+  int64_t max = max_.load(std::memory_order_relaxed);
+  while (static_cast<int64_t>(value) > max &&
+         !max_.compare_exchange_weak(max, static_cast<int64_t>(value),
+                                     std::memory_order_relaxed)) {
+  }
+}
+
+void LatencyHistogram::MergeFrom(const LatencyHistogram& other) {
+  for (int i = 0; i < kBuckets; ++i) {
+    counts_[i].fetch_add(other.counts_[i].load(std::memory_order_relaxed),
+                         std::memory_order_relaxed);
+  }
+  max_.store(std::max(Max(), other.Max()), std::memory_order_relaxed);
+}
+
+int64_t LatencyHistogram::Count() const {
+  int64_t n = 0;
+  for (const auto& count : counts_) n += count.load(std::memory_order_relaxed);
+  return n;
+}
+
+int64_t LatencyHistogram::Percentile(double q) const {
+  const int64_t total = Count();
+  if (total == 0) return 0;
+  const int64_t rank = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * total)));
+  int64_t seen = 0;
+  for (int i = 0; i < kBuckets; ++i) {
+    seen += counts_[i].load(std::memory_order_relaxed);
+    if (seen >= rank) return std::min(UpperBoundOf(i), Max());
+  }
+  return Max();
+}
+
+}  // namespace timingwheel::internal
