@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -135,10 +136,9 @@ absl::StatusOr<int64_t> Engine::DeadlineAfter(int64_t now_ns, absl::Duration d,
       " from now (every duration up to 100 years works)"));
 }
 
-absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
-                                            absl::AnyInvocable<void()> f,
-                                            absl::Duration period,
-                                            const char* caller) {
+absl::StatusOr<TimerNode*> Engine::Schedule(
+    absl::Duration d, absl::AnyInvocable<void()> f, absl::Duration period,
+    std::unique_ptr<Scheduler> scheduler, const char* caller) {
   if (!f) {
     return absl::InvalidArgumentError(
         absl::StrCat(caller, ": the callback is empty; pass a callable"));
@@ -171,15 +171,15 @@ absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
     pending_sharded_.Add(1);
   }
 
+  // Two references: the handle's and the wheel's.
   auto* node =
-      new TimerNode(this, std::move(f), absl::ToInt64Nanoseconds(period));
-  node->Ref();  // The wheel's reference; the first one is the handle's.
-  ArmResult result;
-  {
-    SpinLockHolder lock(&node->mu);
-    result = Arm(node, *deadline, now_ns, 0, nullptr);
+      new TimerNode(this, std::move(f), absl::ToInt64Nanoseconds(period),
+                    std::move(scheduler), /*refs=*/2);
+  const ArmResult result = ArmNew(node, *deadline, now_ns);
+  if (result == ArmResult::kArmed) {
+    scheduled_.Add(1);
+    return node;
   }
-  if (result == ArmResult::kArmed) return node;
   if (result == ArmResult::kClosed) CancelUnplaced(node, 0, /*count=*/false);
   node->Unref();  // the wheel's
   node->Unref();  // the handle's: it is never returned
@@ -443,7 +443,7 @@ void Engine::AdvancerLoop() {
 
 void Engine::RunTask(const WorkerPool::Task& task, int worker) {
   TimerNode* node = task.node;
-  const bool periodic = node->period_ns > 0;
+  const bool periodic = node->periodic();
   uint64_t expected = MakeStateWord(task.generation, State::kDispatched);
   if (!node->CasState(expected, MakeStateWord(task.generation,
                                               periodic ? State::kRunningArmed
@@ -462,10 +462,44 @@ void Engine::RunTask(const WorkerPool::Task& task, int worker) {
   }
   tls_node = nullptr;
   tls_engine = nullptr;
-  if (!AfterRun(node, task.generation)) node->Unref();
+  std::optional<int64_t> next_ns;
+  if (periodic) next_ns = NextRun(node, task.deadline_ns);
+  if (!AfterRun(node, task.generation, next_ns)) node->Unref();
 }
 
-bool Engine::AfterRun(TimerNode* node, uint64_t gen) {
+std::optional<int64_t> Engine::NextRun(TimerNode* node, int64_t deadline_ns) {
+  const int64_t now_ns = NowNs();
+  if (node->scheduler != nullptr) {
+    // Only the worker that ran the callback gets here, so calls to one
+    // scheduler never overlap.
+    std::optional<absl::Duration> next;
+    try {
+      next = node->scheduler->Next(origin_ + absl::Nanoseconds(deadline_ns),
+                                   origin_ + absl::Nanoseconds(now_ns));
+    } catch (...) {
+      thrown_.Add(1);
+      return std::nullopt;
+    }
+    if (!next.has_value()) return std::nullopt;
+    const absl::Duration since_origin = *next - origin_;
+    if (since_origin > absl::Nanoseconds(max_deadline_ns_)) {
+      return std::nullopt;  // out of range: the schedule ends
+    }
+    return std::max(now_ns, absl::ToInt64Nanoseconds(since_origin));
+  }
+  // Every: the next point of deadline + k * period in the future; a run
+  // missed while this one ran is skipped, not queued.
+  const int64_t period = node->period_ns;
+  const int64_t behind = std::max<int64_t>(0, now_ns - deadline_ns);
+  const int64_t steps = behind / period + 1;
+  if (steps > (max_deadline_ns_ - deadline_ns) / period) {
+    return std::nullopt;  // centuries from now: out of range
+  }
+  return deadline_ns + steps * period;
+}
+
+bool Engine::AfterRun(TimerNode* node, uint64_t gen,
+                      std::optional<int64_t> next_ns) {
   SpinLockHolder lock(&node->mu);
   for (;;) {
     uint64_t word = node->LoadState();
@@ -474,31 +508,21 @@ bool Engine::AfterRun(TimerNode* node, uint64_t gen) {
       if (node->CasState(word, MakeStateWord(gen, State::kDone))) return false;
       continue;
     }
-    const int64_t now_ns = NowNs();
-    int64_t deadline_ns;
-    if (node->has_rearm) {
-      deadline_ns = node->rearm_deadline_ns;
-    } else {
-      // The next point of the schedule deadline + k * period that lies in the
-      // future: a run missed while this one ran is skipped, not queued.
-      const int64_t period = node->period_ns;
-      const int64_t behind = std::max<int64_t>(0, now_ns - node->deadline_ns);
-      const int64_t steps = behind / period + 1;
-      if (steps > (max_deadline_ns_ - node->deadline_ns) / period) {
-        // The schedule leaves the supported range (centuries from now).
-        if (node->CasState(word, MakeStateWord(gen, State::kDone))) {
-          AddPending(-1);
-          return false;
-        }
-        continue;
+    if (!node->has_rearm && !next_ns.has_value()) {
+      // The schedule ended: the timer is no longer pending.
+      if (node->CasState(word, MakeStateWord(gen, State::kDone))) {
+        AddPending(-1);
+        return false;
       }
-      deadline_ns = node->deadline_ns + steps * period;
+      continue;
     }
+    const int64_t deadline_ns =
+        node->has_rearm ? node->rearm_deadline_ns : *next_ns;
     if (!node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
       continue;  // a Stop won: re-read
     }
     node->has_rearm = false;
-    switch (Arm(node, deadline_ns, now_ns, gen + 1, nullptr)) {
+    switch (Arm(node, deadline_ns, NowNs(), gen + 1, nullptr)) {
       case ArmResult::kArmed:
         return true;
       case ArmResult::kClosed:

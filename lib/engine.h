@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -74,13 +75,19 @@ class Engine {
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Unref();
 
-  // Arms a new timer `d` from now, periodic if `period > 0`. On success the
-  // node has one reference for the caller's handle. `caller` names the API
-  // function in error messages.
+  // Arms a new timer `d` from now; periodic if `period > 0` (every period)
+  // or `scheduler` is set (it decides each next run). On success the node has
+  // one reference for the caller's handle. `caller` names the API function
+  // in error messages.
   absl::StatusOr<TimerNode*> Schedule(absl::Duration d,
                                       absl::AnyInvocable<void()> f,
                                       absl::Duration period,
+                                      std::unique_ptr<Scheduler> scheduler,
                                       const char* caller);
+
+  // The clock's time at which this engine's tick 0 lies.
+  absl::Duration origin() const { return origin_; }
+  const Clock& clock() const { return *clock_; }
 
   bool Stop(TimerNode* node);
   bool Reset(TimerNode* node, absl::Duration d);
@@ -161,7 +168,12 @@ class Engine {
   bool CancelPending(TimerNode* node, uint64_t gen);
   // After the callback of `node` returned: re-arm or finish. Returns whether
   // the worker's reference was handed on to the wheel.
-  bool AfterRun(TimerNode* node, uint64_t gen);
+  // `next_ns` is the next deadline by the timer's schedule, or nullopt when
+  // it is one-shot or its schedule ended.
+  bool AfterRun(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns);
+  // A periodic timer's next deadline after the run for `deadline_ns`; nullopt
+  // when its schedule ends. Called with no lock held.
+  std::optional<int64_t> NextRun(TimerNode* node, int64_t deadline_ns);
 
   const std::shared_ptr<Clock> clock_;
   const absl::Duration origin_;

@@ -9,9 +9,11 @@
 namespace timingwheel::internal {
 
 TimerNode::TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
-                     int64_t period_ns, int32_t refs)
+                     int64_t period_ns, std::unique_ptr<Scheduler> scheduler,
+                     int32_t refs)
     : engine(engine),
       period_ns(period_ns),
+      scheduler(std::move(scheduler)),
       state(MakeStateWord(0, State::kPending)),
       callback(std::move(callback)),
       refs_(refs) {

@@ -52,10 +52,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "mutex.h"
+#include "timingwheel/scheduler.h"
 
 namespace timingwheel::internal {
 
@@ -90,9 +92,11 @@ constexpr bool IsPending(State s) {
 class TimerNode {
  public:
   // A new node in kPending, generation 0, with `refs` references for the
-  // caller. `period_ns` > 0 makes it periodic.
+  // caller. `period_ns` > 0 (Every) or a `scheduler` (ScheduleFunc) makes it
+  // periodic.
   TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
-            int64_t period_ns, int32_t refs = 1);
+            int64_t period_ns, std::unique_ptr<Scheduler> scheduler = nullptr,
+            int32_t refs = 1);
   TimerNode(const TimerNode&) = delete;
   TimerNode& operator=(const TimerNode&) = delete;
 
@@ -113,7 +117,10 @@ class TimerNode {
   uint64_t LoadState() const { return state.load(std::memory_order_acquire); }
 
   Engine* const engine;
-  const int64_t period_ns;  // 0 for a one-shot timer.
+  const int64_t period_ns;  // 0 unless made by Every.
+  // Set by ScheduleFunc; called only by the worker that ran the callback.
+  const std::unique_ptr<Scheduler> scheduler;
+  bool periodic() const { return period_ns > 0 || scheduler != nullptr; }
   std::atomic<uint64_t> state;
   // Only the thread that moved the node to kRunning or kRunningArmed calls
   // it; Shutdown destroys it for a cancelled node, which nobody will run.

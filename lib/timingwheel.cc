@@ -6,6 +6,7 @@
 
 #include "timingwheel/timingwheel.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -67,8 +68,8 @@ TimingWheel::~TimingWheel() {
 
 absl::StatusOr<Timer> TimingWheel::AfterFunc(absl::Duration d,
                                              absl::AnyInvocable<void()> f) {
-  absl::StatusOr<internal::TimerNode*> node =
-      engine_->Schedule(d, std::move(f), absl::ZeroDuration(), "AfterFunc");
+  absl::StatusOr<internal::TimerNode*> node = engine_->Schedule(
+      d, std::move(f), absl::ZeroDuration(), nullptr, "AfterFunc");
   if (!node.ok()) return node.status();
   return Timer(*node);
 }
@@ -81,7 +82,27 @@ absl::StatusOr<Timer> TimingWheel::Every(absl::Duration period,
                      "; it must be finite and > 0"));
   }
   absl::StatusOr<internal::TimerNode*> node =
-      engine_->Schedule(period, std::move(f), period, "Every");
+      engine_->Schedule(period, std::move(f), period, nullptr, "Every");
+  if (!node.ok()) return node.status();
+  return Timer(*node);
+}
+
+absl::StatusOr<Timer> TimingWheel::ScheduleFunc(
+    std::unique_ptr<Scheduler> scheduler, absl::AnyInvocable<void()> f) {
+  if (scheduler == nullptr) {
+    return absl::InvalidArgumentError(
+        "ScheduleFunc: the scheduler is null; pass one, e.g. FixedRate(d)");
+  }
+  const absl::Duration now = engine_->clock().Now();
+  const std::optional<absl::Duration> first = scheduler->Next(now, now);
+  if (!first.has_value()) {
+    return absl::InvalidArgumentError(
+        "ScheduleFunc: the scheduler ended before the first run (Next "
+        "returned nullopt); it must return a first deadline");
+  }
+  absl::StatusOr<internal::TimerNode*> node =
+      engine_->Schedule(*first - now, std::move(f), absl::ZeroDuration(),
+                        std::move(scheduler), "ScheduleFunc");
   if (!node.ok()) return node.status();
   return Timer(*node);
 }

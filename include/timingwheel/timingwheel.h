@@ -70,6 +70,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "timingwheel/clock.h"
+#include "timingwheel/scheduler.h"
 #include "timingwheel/timer.h"
 
 namespace timingwheel {
@@ -154,6 +155,16 @@ class TimingWheel {
                               absl::AnyInvocable<void()> f) {
     return Every(absl::FromChrono(period), std::move(f));
   }
+
+  // Runs `f` at the deadlines `scheduler` decides: before the first run and
+  // after each run it is asked for the next deadline (see scheduler.h:
+  // FixedRate, FixedDelay, ExponentialBackoff, or your own); the timer ends
+  // when it returns std::nullopt. Runs never overlap; Stop and Reset work as
+  // for Every (Reset: the next run after d, then the schedule goes on from
+  // there). Errors: as AfterFunc, and InvalidArgument for a null scheduler or
+  // one that ends before the first run.
+  absl::StatusOr<Timer> ScheduleFunc(std::unique_ptr<Scheduler> scheduler,
+                                     absl::AnyInvocable<void()> f);
 
   // Timers scheduled and not yet fired (callback started) or stopped; a
   // periodic timer counts until stopped. 0 after Shutdown. Thread-safe.
