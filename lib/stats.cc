@@ -76,7 +76,8 @@ int64_t LatencyHistogram::Percentile(double q) const {
   const int64_t total = Count();
   if (total == 0) return 0;
   const int64_t rank = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * total)));
+      1, static_cast<int64_t>(
+             std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(total))));
   int64_t seen = 0;
   for (int i = 0; i < kBuckets; ++i) {
     seen += counts_[i].load(std::memory_order_relaxed);

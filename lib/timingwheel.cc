@@ -26,6 +26,7 @@ Timer::Timer(Timer&& other) noexcept : node_(other.node_) {
 }
 
 Timer& Timer::operator=(const Timer& other) {
+  if (this == &other) return *this;
   if (other.node_ != nullptr) other.node_->Ref();
   if (node_ != nullptr) node_->Unref();
   node_ = other.node_;

@@ -67,7 +67,7 @@ void WorkerPool::Loop(int index) {
       // run.
       const int64_t depth = static_cast<int64_t>(queue_.size());
       const int64_t take =
-          std::clamp<int64_t>(depth / (2 * workers_), 1, kMaxChunk);
+          std::clamp<int64_t>(depth / (int64_t{2} * workers_), 1, kMaxChunk);
       for (int64_t i = 0; i < take; ++i) {
         chunk.push_back(queue_.front());
         queue_.pop_front();

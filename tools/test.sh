@@ -5,7 +5,8 @@
 # Usage:
 #   tools/test.sh [config...]
 #
-# Configurations (CMake presets, see CMakePresets.json), default all four:
+# Configurations (CMake presets, see CMakePresets.json), default all:
+#   lint       clang-format and clang-tidy over our sources (a finding fails)
 #   debug      g++, Debug
 #   clang-tsa  clang, Debug, -Wthread-safety -Werror=thread-safety
 #   tsan       clang, ThreadSanitizer
@@ -24,9 +25,9 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-readonly ALL_CONFIGS=(debug clang-tsa tsan asan)
+readonly ALL_CONFIGS=(lint debug clang-tsa tsan asan)
 readonly PACKAGES=(
-  cmake ninja-build g++ clang libclang-rt-14-dev
+  cmake ninja-build g++ clang libclang-rt-14-dev clang-format clang-tidy
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev pkg-config
 )
 readonly LOG_DIR=build/test-logs
@@ -50,7 +51,7 @@ for arg in "$@"; do
       usage
       exit 0
       ;;
-    debug | clang-tsa | tsan | asan) configs+=("$arg") ;;
+    lint | debug | clang-tsa | tsan | asan) configs+=("$arg") ;;
     *)
       echo "unknown configuration '$arg'" >&2
       usage >&2
@@ -101,6 +102,30 @@ logged() {
 # Results per configuration, filled in by run_config.
 declare -A result passed failed seconds
 
+# The lint configuration: every tracked C++ file is clang-formatted, and
+# clang-tidy (.clang-tidy) finds nothing in lib/. Uses the compile commands of
+# the clang-tsa configuration.
+run_lint() {
+  local start="$SECONDS" ok=1
+  local -a sources
+  echo
+  echo "==== lint ===="
+  mapfile -t sources < <(git ls-files '*.h' '*.cc')
+  if ! logged "$LOG_DIR/lint.format.log" \
+    clang-format --dry-run --Werror "${sources[@]}"; then
+    ok=0
+  fi
+  if ! logged "$LOG_DIR/lint.configure.log" cmake --preset clang-tsa ||
+    ! logged "$LOG_DIR/lint.tidy.log" \
+      clang-tidy -p build/clang-tsa --quiet lib/*.cc; then
+    ok=0
+  fi
+  if ((ok)); then result[lint]=PASS; else result[lint]="FAIL (lint)"; fi
+  passed[lint]=-
+  failed[lint]=-
+  seconds[lint]=$((SECONDS - start))
+}
+
 # Configures, builds and tests one configuration; records the outcome in the
 # result/passed/failed/seconds arrays. Never fails itself.
 run_config() {
@@ -149,7 +174,11 @@ run_config() {
 mkdir -p "$LOG_DIR"
 overall_start="$SECONDS"
 for config in "${configs[@]}"; do
-  run_config "$config"
+  if [[ "$config" == lint ]]; then
+    run_lint
+  else
+    run_config "$config"
+  fi
 done
 
 # ---- Summary ----------------------------------------------------------------
