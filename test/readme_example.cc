@@ -33,8 +33,8 @@ int main() {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   heartbeat->Stop();
 
-  std::cout << "deadline stopped: " << stopped
-            << ", timed out: " << timed_out << ", heartbeats: " << beats
+  std::cout << "deadline stopped: " << stopped << ", timed out: " << timed_out
+            << ", heartbeats: " << beats
             << ", still pending: " << (*wheel)->Pending() << "\n";
   (*wheel)->Shutdown();  // also done by the destructor
   return stopped && !timed_out && beats > 0 ? 0 : 1;
