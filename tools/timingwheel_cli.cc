@@ -1,0 +1,505 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// timingwheel_cli.cc: a load generator that checks a TimingWheel end to end.
+//
+// It schedules many one-shot timers from several threads, records when each
+// callback starts, and reports the scheduling rate, the fire throughput, the
+// lateness percentiles, early / lost / doubled fires and the peak RSS. It
+// exits 1 if any timer fired early, was lost or fired twice, so it serves as
+// a smoke test in CI as well as a benchmark.
+//
+// How lateness is measured: a timer's deadline is SteadyClock()->Now() taken
+// just before AfterFunc, plus its delay. The wheel reads the same clock inside
+// AfterFunc, a little later, so its own deadline is never earlier than ours:
+// a negative lateness here is a genuine early fire, and the lateness shown
+// over-states the true one by at most the time it takes to enter AfterFunc.
+//
+// The callbacks record into arrays preallocated and indexed by timer id, with
+// no lock on the hot path: a callback captures only its id and a pointer (it
+// fits AnyInvocable's inline storage), bumps the timer's atomic fire count
+// and, on the first fire only, stores its start time. The arrays are read
+// after Shutdown(), which joins the workers.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli_report.h"
+#include "timingwheel/clock.h"
+#include "timingwheel/timer.h"
+#include "timingwheel/timingwheel.h"
+
+ABSL_FLAG(int64_t, timers, 1000000, "How many one-shot timers to schedule.");
+ABSL_FLAG(int, threads, 1,
+          "Threads calling AfterFunc at the same time; the timers are split "
+          "evenly between them.");
+ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(1),
+          "Wheel resolution, Options::tick (e.g. 1ms, 100us).");
+ABSL_FLAG(int, wheel_size, 20, "Buckets per wheel level, Options::wheel_size.");
+ABSL_FLAG(int, workers, 0,
+          "Threads running callbacks, Options::workers; 0 = hardware "
+          "concurrency.");
+ABSL_FLAG(absl::Duration, window, absl::Seconds(1),
+          "Delays are uniformly random in [min_delay, min_delay + window).");
+ABSL_FLAG(absl::Duration, min_delay, absl::ZeroDuration(),
+          "The shortest delay.");
+ABSL_FLAG(absl::Duration, grace, absl::Seconds(5),
+          "How long past the last deadline to wait for timers that have not "
+          "fired before counting them lost.");
+ABSL_FLAG(uint64_t, seed, 1,
+          "Seed of the random delays (scheduling thread i uses seed + i).");
+ABSL_FLAG(bool, json, false,
+          "Print the results as one JSON object instead of a text report.");
+ABSL_FLAG(bool, progress, false,
+          "Show the progress bar on stderr even when stderr is not a "
+          "terminal.");
+
+namespace timingwheel::cli {
+namespace {
+
+constexpr char kUsage[] =
+    R"(Load-tests a timingwheel::TimingWheel.
+
+Schedules --timers one-shot timers from --threads threads, with delays
+uniformly random in [--min_delay, --min_delay + --window), waits until all have
+fired (giving up --grace after the last deadline), then reports the scheduling
+rate, the fire throughput, lateness percentiles (callback start - deadline),
+early / lost / doubled timers and the peak RSS. A progress bar goes to stderr
+when it is a terminal (or with --progress).
+
+Examples:
+  timingwheel_cli --timers=1000000
+  timingwheel_cli --timers=100000 --threads=2 --json
+  timingwheel_cli --tick=100us --wheel_size=64 --min_delay=1s --window=10s
+
+Exit status: 0 every timer fired exactly once and never early; 1 some timer
+fired early, was lost or fired twice, or AfterFunc failed; 2 bad options.)";
+
+constexpr int kMaxThreads = 1024;
+// Deadline of an id whose AfterFunc failed (or never ran).
+constexpr int64_t kUnscheduled = std::numeric_limits<int64_t>::min();
+// How often the main thread checks progress, and redraws the bar.
+constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
+constexpr absl::Duration kRedrawInterval = absl::Milliseconds(100);
+// A scheduling thread publishes its progress every this many timers.
+constexpr int64_t kProgressBatch = 1024;
+
+int64_t NowNs(const Clock& clock) {
+  return absl::ToInt64Nanoseconds(clock.Now());
+}
+
+// ---------------------------------------------------------------------------
+// Options.
+
+absl::Status CheckNonNegative(absl::string_view flag, absl::Duration d) {
+  if (d >= absl::ZeroDuration() && d != absl::InfiniteDuration()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--", flag, " must be finite and >= 0, got ", absl::FormatDuration(d)));
+}
+
+absl::StatusOr<RunOptions> OptionsFromFlags() {
+  RunOptions o;
+  o.timers = absl::GetFlag(FLAGS_timers);
+  o.threads = absl::GetFlag(FLAGS_threads);
+  o.tick = absl::GetFlag(FLAGS_tick);
+  o.wheel_size = absl::GetFlag(FLAGS_wheel_size);
+  o.workers = absl::GetFlag(FLAGS_workers);
+  o.workers_resolved =
+      o.workers != 0 ? o.workers
+                     : static_cast<int>(std::thread::hardware_concurrency());
+  o.window = absl::GetFlag(FLAGS_window);
+  o.min_delay = absl::GetFlag(FLAGS_min_delay);
+  o.grace = absl::GetFlag(FLAGS_grace);
+  o.seed = absl::GetFlag(FLAGS_seed);
+
+  if (o.timers < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--timers must be at least 1, got ", o.timers));
+  }
+  if (o.threads < 1 || o.threads > kMaxThreads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--threads must be in [1, ", kMaxThreads, "], got ", o.threads));
+  }
+  for (absl::Status s : {CheckNonNegative("window", o.window),
+                         CheckNonNegative("min_delay", o.min_delay),
+                         CheckNonNegative("grace", o.grace)}) {
+    if (!s.ok()) return s;
+  }
+  return o;
+}
+
+// tick, wheel_size and workers are validated by TimingWheel::Create.
+Options WheelOptions(const RunOptions& o, std::shared_ptr<Clock> clock) {
+  Options options;
+  options.tick = o.tick;
+  options.wheel_size = o.wheel_size;
+  options.workers = o.workers;
+  options.clock = std::move(clock);
+  return options;
+}
+
+// ---------------------------------------------------------------------------
+// What fired when, recorded without locks.
+
+class FireLog {
+ public:
+  FireLog(int64_t timers, const Clock* clock)
+      : clock_(clock),
+        deadline_ns_(timers, kUnscheduled),
+        fire_ns_(timers, 0),
+        fire_count_(timers) {}
+
+  // Scheduling thread, before AfterFunc (which publishes it to the callback),
+  // or after AfterFunc failed (then no callback will read it).
+  void SetDeadline(int64_t id, int64_t deadline_ns) {
+    deadline_ns_[id] = deadline_ns;
+  }
+
+  // The callback of timer `id`, on a worker thread. The count wraps after 255
+  // fires, which still shows up as lost or doubled.
+  void Record(int64_t id) {
+    const int64_t now_ns = NowNs(*clock_);
+    if (fire_count_[id].fetch_add(1, std::memory_order_relaxed) == 0) {
+      fire_ns_[id] = now_ns;
+      fired_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  // Distinct timers fired so far; any thread.
+  int64_t fired() const { return fired_.load(std::memory_order_relaxed); }
+
+  // Fills the firing, lateness and correctness fields of `r`. Only once no
+  // callback can run any more (after Shutdown).
+  void Summarize(RunResults& r) const;
+
+ private:
+  const Clock* const clock_;
+  std::vector<int64_t> deadline_ns_;
+  std::vector<int64_t> fire_ns_;  // First fire only.
+  std::vector<std::atomic<uint8_t>> fire_count_;
+  std::atomic<int64_t> fired_{0};
+};
+
+// Nearest-rank percentile of sorted, non-empty `v`; `p` in (0, 1].
+absl::Duration Percentile(const std::vector<int64_t>& v, double p) {
+  const auto rank = static_cast<size_t>(std::ceil(p * v.size()));
+  return absl::Nanoseconds(v[std::clamp<size_t>(rank, 1, v.size()) - 1]);
+}
+
+LatenessStats LatenessOf(std::vector<int64_t> lateness_ns) {
+  LatenessStats l;
+  l.count = static_cast<int64_t>(lateness_ns.size());
+  if (lateness_ns.empty()) return l;
+  std::sort(lateness_ns.begin(), lateness_ns.end());
+  l.min = absl::Nanoseconds(lateness_ns.front());
+  l.p50 = Percentile(lateness_ns, 0.50);
+  l.p99 = Percentile(lateness_ns, 0.99);
+  l.p999 = Percentile(lateness_ns, 0.999);
+  l.max = absl::Nanoseconds(lateness_ns.back());
+  return l;
+}
+
+void FireLog::Summarize(RunResults& r) const {
+  std::vector<int64_t> lateness_ns;
+  lateness_ns.reserve(deadline_ns_.size());
+  int64_t first_fire_ns = std::numeric_limits<int64_t>::max();
+  int64_t last_fire_ns = std::numeric_limits<int64_t>::min();
+  for (size_t id = 0; id < deadline_ns_.size(); ++id) {
+    if (deadline_ns_[id] == kUnscheduled) continue;
+    const int count = fire_count_[id].load(std::memory_order_relaxed);
+    if (count == 0) {
+      ++r.lost;
+      continue;
+    }
+    if (count > 1) ++r.doubled;
+    const int64_t late_ns = fire_ns_[id] - deadline_ns_[id];
+    if (late_ns < 0) ++r.early;
+    lateness_ns.push_back(late_ns);
+    first_fire_ns = std::min(first_fire_ns, fire_ns_[id]);
+    last_fire_ns = std::max(last_fire_ns, fire_ns_[id]);
+  }
+  r.fired = static_cast<int64_t>(lateness_ns.size());
+  r.fire_span = r.fired > 0 ? absl::Nanoseconds(last_fire_ns - first_fire_ns)
+                            : absl::ZeroDuration();
+  r.lateness = LatenessOf(std::move(lateness_ns));
+}
+
+// ---------------------------------------------------------------------------
+// Progress bar: one line on stderr, redrawn in place with '\r'.
+
+class ProgressBar {
+ public:
+  ProgressBar(bool enabled, const Clock* clock)
+      : enabled_(enabled), clock_(clock) {}
+
+  // Starts a phase in which `done` of `total` are already done; the rate
+  // shown counts from here.
+  void Start(absl::string_view phase, int64_t done, int64_t total) {
+    phase_ = std::string(phase);
+    done_at_start_ = done;
+    total_ = total;
+    start_ = clock_->Now();
+    last_draw_ = start_;  // The first draw comes with a meaningful rate.
+  }
+
+  // Redraws at most every kRedrawInterval.
+  void Show(int64_t done) {
+    if (!enabled_ || clock_->Now() - last_draw_ < kRedrawInterval) return;
+    Draw(done);
+  }
+
+  // Draws the final state of the phase and ends the line.
+  void Finish(int64_t done) {
+    if (!enabled_) return;
+    Draw(done);
+    std::fputs("\n", stderr);
+    line_length_ = 0;
+  }
+
+ private:
+  void Draw(int64_t done) {
+    constexpr int kWidth = 30;
+    const absl::Duration now = clock_->Now();
+    last_draw_ = now;
+    const double fraction =
+        total_ > 0 ? static_cast<double>(done) / total_ : 1.0;
+    const int filled =
+        std::clamp(static_cast<int>(fraction * kWidth), 0, kWidth);
+    const absl::Duration elapsed = now - start_;
+    const std::string rate = elapsed < absl::Milliseconds(1)
+                                 ? std::string("-")
+                                 : FormatRate((done - done_at_start_) /
+                                              absl::ToDoubleSeconds(elapsed));
+    const std::string line = absl::StrFormat(
+        "%-10s [%s%s] %*d/%d %5.1f%%  %s", phase_, std::string(filled, '#'),
+        std::string(kWidth - filled, '.'),
+        static_cast<int>(absl::StrCat(total_).size()), done, total_,
+        100 * fraction, rate);
+    // Pad with blanks over what is left of a longer previous line.
+    const size_t pad =
+        line_length_ > line.size() ? line_length_ - line.size() : 0;
+    std::fprintf(stderr, "\r%s%s", line.c_str(), std::string(pad, ' ').c_str());
+    std::fflush(stderr);
+    line_length_ = line.size();
+  }
+
+  const bool enabled_;
+  const Clock* const clock_;
+  std::string phase_;
+  int64_t done_at_start_ = 0;
+  int64_t total_ = 0;
+  absl::Duration start_;
+  absl::Duration last_draw_;
+  size_t line_length_ = 0;
+};
+
+// Polls `done()` until it reaches `total` or the clock passes `give_up_ns`,
+// showing it on `bar`. Returns the last value of `done()`.
+template <class DoneFn>
+int64_t PollWithProgress(ProgressBar& bar, const Clock& clock, DoneFn done,
+                         int64_t total, int64_t give_up_ns) {
+  int64_t n = done();
+  while (n < total && NowNs(clock) < give_up_ns) {
+    bar.Show(n);
+    absl::SleepFor(kPollInterval);
+    n = done();
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------
+// Scheduling.
+
+struct ShardResult {
+  int64_t errors = 0;
+  std::string first_error;
+  int64_t last_deadline_ns = std::numeric_limits<int64_t>::min();
+  int64_t end_ns = 0;  // When this thread's last AfterFunc returned.
+};
+
+// Schedules this shard's ids, [timers * shard / threads, timers * (shard + 1)
+// / threads), adding to `progress` every kProgressBatch timers.
+void ScheduleShard(TimingWheel& wheel, FireLog& log, const Clock& clock,
+                   const RunOptions& o, int shard,
+                   std::atomic<int64_t>& progress, ShardResult& result) {
+  const int64_t begin = o.timers * shard / o.threads;
+  const int64_t end = o.timers * (shard + 1) / o.threads;
+  const int64_t min_delay_ns = absl::ToInt64Nanoseconds(o.min_delay);
+  const int64_t window_ns = absl::ToInt64Nanoseconds(o.window);
+  std::mt19937_64 rng(o.seed + static_cast<uint64_t>(shard));
+  std::uniform_int_distribution<int64_t> offset_ns(
+      0, std::max<int64_t>(0, window_ns - 1));
+  int64_t unreported = 0;
+  for (int64_t id = begin; id < end; ++id) {
+    const int64_t delay_ns = min_delay_ns + offset_ns(rng);
+    const int64_t deadline_ns = NowNs(clock) + delay_ns;
+    log.SetDeadline(id, deadline_ns);
+    absl::StatusOr<Timer> timer = wheel.AfterFunc(
+        absl::Nanoseconds(delay_ns), [&log, id] { log.Record(id); });
+    if (timer.ok()) {
+      result.last_deadline_ns = std::max(result.last_deadline_ns, deadline_ns);
+    } else {
+      log.SetDeadline(id, kUnscheduled);
+      if (result.errors++ == 0) result.first_error = timer.status().ToString();
+    }
+    if (++unreported == kProgressBatch) {
+      progress.fetch_add(unreported, std::memory_order_relaxed);
+      unreported = 0;
+    }
+  }
+  result.end_ns = NowNs(clock);
+  progress.fetch_add(unreported, std::memory_order_relaxed);
+}
+
+// Schedules all timers from o.threads threads; fills the scheduling fields of
+// `r`. Returns the last deadline of any scheduled timer, in ns.
+int64_t ScheduleAll(TimingWheel& wheel, FireLog& log, const Clock& clock,
+                    ProgressBar& bar, RunResults& r) {
+  const RunOptions& o = r.options;
+  std::atomic<int64_t> progress{0};
+  std::vector<ShardResult> shards(o.threads);
+  std::vector<std::thread> threads;
+  bar.Start("scheduling", 0, o.timers);
+  const int64_t start_ns = NowNs(clock);
+  for (int i = 0; i < o.threads; ++i) {
+    threads.emplace_back([&, i] {
+      ScheduleShard(wheel, log, clock, o, i, progress, shards[i]);
+    });
+  }
+  PollWithProgress(
+      bar, clock, [&] { return progress.load(std::memory_order_relaxed); },
+      o.timers, std::numeric_limits<int64_t>::max());
+  for (std::thread& t : threads) t.join();
+  bar.Finish(o.timers);
+
+  int64_t end_ns = start_ns;
+  int64_t last_deadline_ns = std::numeric_limits<int64_t>::min();
+  for (const ShardResult& s : shards) {
+    if (r.schedule_errors == 0 && s.errors > 0) {
+      r.first_schedule_error = s.first_error;
+    }
+    r.schedule_errors += s.errors;
+    end_ns = std::max(end_ns, s.end_ns);
+    last_deadline_ns = std::max(last_deadline_ns, s.last_deadline_ns);
+  }
+  r.scheduled = o.timers - r.schedule_errors;
+  r.schedule_time = absl::Nanoseconds(end_ns - start_ns);
+  return last_deadline_ns;
+}
+
+// Waits until every scheduled timer fired, or until `give_up_ns`. Returns
+// false if it gave up.
+bool WaitForFires(const FireLog& log, const Clock& clock, ProgressBar& bar,
+                  int64_t scheduled, int64_t give_up_ns) {
+  bar.Start("firing", log.fired(), scheduled);
+  const int64_t fired = PollWithProgress(
+      bar, clock, [&log] { return log.fired(); }, scheduled, give_up_ns);
+  bar.Finish(fired);
+  return fired >= scheduled;
+}
+
+// ---------------------------------------------------------------------------
+// The run.
+
+// A "Key:   123 kB" line of /proc/self/status, in bytes; -1 if unavailable.
+int64_t ReadProcStatusBytes(absl::string_view key) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    absl::string_view rest = line;
+    if (!absl::ConsumePrefix(&rest, key) || !absl::ConsumePrefix(&rest, ":")) {
+      continue;
+    }
+    rest = absl::StripAsciiWhitespace(rest);
+    absl::ConsumeSuffix(&rest, "kB");
+    int64_t kb = 0;
+    return absl::SimpleAtoi(rest, &kb) ? kb * 1024 : -1;
+  }
+  return -1;
+}
+
+// Errors: only TimingWheel::Create's (bad tick, wheel_size or workers).
+absl::StatusOr<RunResults> RunLoad(const RunOptions& o, bool show_progress) {
+  const std::shared_ptr<Clock> clock = SteadyClock();
+  FireLog log(o.timers, clock.get());  // Outlives the wheel.
+  RunResults r;
+  r.options = o;
+  r.baseline_rss_bytes = ReadProcStatusBytes("VmRSS");
+
+  absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
+      TimingWheel::Create(WheelOptions(o, clock));
+  if (!wheel.ok()) return wheel.status();
+
+  ProgressBar bar(show_progress, clock.get());
+  const int64_t last_deadline_ns = ScheduleAll(**wheel, log, *clock, bar, r);
+  const int64_t give_up_ns =
+      r.scheduled > 0 ? last_deadline_ns + absl::ToInt64Nanoseconds(o.grace)
+                      : NowNs(*clock);
+  r.gave_up = !WaitForFires(log, *clock, bar, r.scheduled, give_up_ns);
+  r.pending_before_shutdown = (*wheel)->Pending();
+  r.cancelled_by_shutdown = (*wheel)->Shutdown();
+  // Before Summarize, whose own allocations would count.
+  r.peak_rss_bytes = ReadProcStatusBytes("VmHWM");
+  log.Summarize(r);
+  return r;
+}
+
+int BadOptions(const absl::Status& status) {
+  std::fprintf(stderr, "timingwheel_cli: %s\n", status.ToString().c_str());
+  return 2;
+}
+
+int Main() {
+  const absl::StatusOr<RunOptions> options = OptionsFromFlags();
+  if (!options.ok()) return BadOptions(options.status());
+  const bool show_progress =
+      absl::GetFlag(FLAGS_progress) || isatty(STDERR_FILENO) == 1;
+  const absl::StatusOr<RunResults> results = RunLoad(*options, show_progress);
+  if (!results.ok()) return BadOptions(results.status());
+  const std::string report =
+      absl::GetFlag(FLAGS_json) ? FormatJson(*results) : FormatText(*results);
+  std::fputs(report.c_str(), stdout);
+  return Passed(*results) ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace timingwheel::cli
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(timingwheel::cli::kUsage);
+  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() > 1) {
+    std::fprintf(stderr,
+                 "timingwheel_cli: unexpected argument '%s' (see --help)\n",
+                 args[1]);
+    return 2;
+  }
+  return timingwheel::cli::Main();
+}
