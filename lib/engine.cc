@@ -17,10 +17,6 @@ namespace {
 constexpr int kMaxWheelSize = 1 << 16;
 constexpr int kMaxWorkers = 1024;
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
-// Remove() checks no generation when Reset, holding the node lock, takes a
-// node out of whatever bucket it is in.
-constexpr uint64_t kAnyGeneration = std::numeric_limits<uint64_t>::max();
-
 // The engine and timer whose callback this thread is running, if any.
 thread_local const Engine* tls_engine = nullptr;
 thread_local TimerNode* tls_node = nullptr;
@@ -251,7 +247,9 @@ bool Engine::CancelPending(TimerNode* node, uint64_t gen) {
     uint64_t word = node->LoadState();
     const State state = StateOf(word);
     if (state != State::kPending && state != State::kDispatched) return false;
-    if (gen != kAnyGeneration && GenerationOf(word) != gen) return false;
+    if (gen != WheelLevel::kAnyGeneration && GenerationOf(word) != gen) {
+      return false;
+    }
     if (node->CasState(word,
                        MakeStateWord(GenerationOf(word), State::kCancelled))) {
       AddPending(-1);
@@ -339,7 +337,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
       Bucket* bucket = node->where.load(std::memory_order_acquire);
       bool own_reference =
           bucket != nullptr && bucket != Bucket::InTransit() &&
-          bucket->level()->Remove(node, bucket, kAnyGeneration);
+          bucket->level()->Remove(node, bucket, WheelLevel::kAnyGeneration);
       if (!own_reference &&
           node->where.load(std::memory_order_acquire) == Bucket::InTransit()) {
         // The advancer holds it and will place it by this deadline.
@@ -568,7 +566,7 @@ int64_t Engine::Shutdown() {
       SpinLockHolder lock(&node->mu);
       node->where.store(nullptr, std::memory_order_release);
     }
-    if (CancelPending(node, kAnyGeneration)) {
+    if (CancelPending(node, WheelLevel::kAnyGeneration)) {
       cancelled_nodes.push_back(node);
     } else {
       node->Unref();  // stopped, only waiting in its bucket to be dropped

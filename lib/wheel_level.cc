@@ -77,7 +77,7 @@ WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
 bool WheelLevel::Remove(TimerNode* node, Bucket* bucket, uint64_t gen) {
   SpinLockHolder lock(&mu_);
   if (node->where.load(std::memory_order_relaxed) != bucket ||
-      node->linked_gen != gen) {
+      (gen != kAnyGeneration && node->linked_gen != gen)) {
     return false;
   }
   bucket->Remove(node);

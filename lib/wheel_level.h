@@ -108,9 +108,12 @@ class WheelLevel {
   AddResult Add(TimerNode* node, int64_t expiration_tick, uint64_t gen)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Matches every generation in Remove.
+  static constexpr uint64_t kAnyGeneration = ~uint64_t{0};
+
   // Unlinks `node` if it is still in `bucket` (a bucket of this level) and was
-  // linked with generation `gen`. Returns whether it did; the caller then owns
-  // the reference the bucket held.
+  // linked with generation `gen` (any, for kAnyGeneration). Returns whether it
+  // did; the caller then owns the reference the bucket held.
   bool Remove(TimerNode* node, Bucket* bucket, uint64_t gen)
       ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -9,12 +9,6 @@
 #include <utility>
 
 namespace timingwheel::internal {
-namespace {
-
-constexpr int64_t kMaxChunk = 64;
-
-}  // namespace
-
 void SetCurrentThreadName(const char* name) {
   std::string truncated(name);
   truncated.resize(std::min<size_t>(truncated.size(), 15));
@@ -23,8 +17,7 @@ void SetCurrentThreadName(const char* name) {
 
 WorkerPool::WorkerPool(int workers, RunFn run,
                        std::function<void()> on_thread_exit)
-    : workers_(workers),
-      run_(std::move(run)),
+    : run_(std::move(run)),
       on_thread_exit_(std::move(on_thread_exit)) {
   threads_.reserve(workers);
   for (int i = 0; i < workers; ++i) {
@@ -35,7 +28,6 @@ WorkerPool::WorkerPool(int workers, RunFn run,
 WorkerPool::~WorkerPool() = default;
 
 bool WorkerPool::Submit(std::vector<Task>* tasks) {
-  if (tasks->empty()) return true;
   MutexLock lock(&mu_);
   if (closed_) return false;
   queue_.insert(queue_.end(), tasks->begin(), tasks->end());
@@ -54,27 +46,21 @@ bool WorkerPool::Submit(Task task) {
 
 void WorkerPool::Loop(int index) {
   SetCurrentThreadName(("tw-worker-" + std::to_string(index)).c_str());
-  std::vector<Task> chunk;
   for (;;) {
+    Task task;
     {
       MutexLock lock(&mu_);
-      running_ -= static_cast<int64_t>(chunk.size());
-      chunk.clear();
       while (queue_.empty() && !closed_) cv_.Wait(&mu_);
       if (queue_.empty()) break;  // closed
-      // Share a long queue among the workers; take one at a time from a short
-      // one so that a slow callback holds back no task another worker could
-      // run.
-      const int64_t depth = static_cast<int64_t>(queue_.size());
-      const int64_t take =
-          std::clamp<int64_t>(depth / (int64_t{2} * workers_), 1, kMaxChunk);
-      for (int64_t i = 0; i < take; ++i) {
-        chunk.push_back(queue_.front());
-        queue_.pop_front();
-      }
-      running_ += take;
+      // One task at a time: a task taken but not started would wait behind
+      // a slow callback while another worker is free.
+      task = queue_.front();
+      queue_.pop_front();
+      ++running_;
     }
-    for (const Task& task : chunk) run_(task, index);
+    run_(task, index);
+    MutexLock lock(&mu_);
+    --running_;
   }
   // A copy: the last act of the thread may destroy the pool.
   std::function<void()> on_exit = on_thread_exit_;

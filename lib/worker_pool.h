@@ -5,10 +5,9 @@
 // Kafka runs expired tasks on one executor thread and the Go port starts a
 // goroutine per due timer; this pool is in between: `workers` threads, named
 // `tw-worker-N`, take tasks from one FIFO queue. The advancer submits all the
-// due timers of a bucket as one batch (one lock round trip); a worker takes a
-// chunk of up to 64 tasks at a time when the queue is long, and one at a time
-// when it is short, so a slow callback delays nobody while another worker is
-// free.
+// due timers of a bucket as one batch (one lock round trip); a worker takes
+// one task at a time, so a slow callback holds back no task that another,
+// free worker could run.
 //
 // A task names a timer node and the generation it was dispatched with; the
 // pool only calls `run` with it. Whether the callback really starts (it may
@@ -72,7 +71,6 @@ class WorkerPool {
  private:
   void Loop(int index);
 
-  const int workers_;
   RunFn run_;
   const std::function<void()> on_thread_exit_;
 
