@@ -1,0 +1,296 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// bucket_test.cc: tests of Bucket (lib/bucket.h), one slot of a wheel level:
+// the intrusive list (Add appends, Remove unlinks head, middle or tail, size
+// follows), the `where` / `linked_gen` bookkeeping in the nodes, the
+// expiration (SetExpiration returns true only when it was unset), and Flush,
+// which empties the bucket, hands the nodes back in insertion order, marks
+// them in transit and clears the expiration in the same step (DESIGN.md,
+// traps 1 and 2).
+//
+// The nodes are real TimerNodes of a real engine (ManualClock, nothing ever
+// runs); the bucket only touches their links.
+
+#include "bucket.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "timer_state.h"
+#include "timingwheel/clock.h"
+
+namespace timingwheel::internal {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::IsEmpty;
+
+class BucketTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Options options;
+    options.clock = std::make_shared<ManualClock>();
+    options.workers = 1;
+    absl::StatusOr<Engine*> engine = Engine::Create(options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = *engine;
+  }
+
+  void TearDown() override {
+    for (TimerNode* node : nodes_) node->Unref();
+    if (engine_ != nullptr) {
+      engine_->Shutdown();
+      engine_->Unref();
+    }
+  }
+
+  // A fresh node, released at the end of the test.
+  TimerNode* NewNode() {
+    auto* node = new TimerNode(
+        engine_, [] {}, /*period_ns=*/0);
+    nodes_.push_back(node);
+    return node;
+  }
+
+  std::vector<TimerNode*> NewNodes(int n) {
+    std::vector<TimerNode*> nodes;
+    for (int i = 0; i < n; ++i) nodes.push_back(NewNode());
+    return nodes;
+  }
+
+  // The list read through the links, head to tail (checks the back links).
+  static std::vector<TimerNode*> Walk(const std::vector<TimerNode*>& all,
+                                      const Bucket& bucket) {
+    // Find the head: the node in `bucket` with no predecessor.
+    TimerNode* head = nullptr;
+    for (TimerNode* node : all) {
+      if (node->where.load() == &bucket && node->prev == nullptr) head = node;
+    }
+    std::vector<TimerNode*> out;
+    TimerNode* prev = nullptr;
+    for (TimerNode* node = head; node != nullptr; node = node->next) {
+      EXPECT_EQ(node->prev, prev);
+      out.push_back(node);
+      prev = node;
+      if (out.size() > all.size()) break;  // a cycle
+    }
+    return out;
+  }
+
+  Engine* engine_ = nullptr;
+  std::vector<TimerNode*> nodes_;
+};
+
+TEST_F(BucketTest, StartsEmptyWithNoExpiration) {
+  Bucket bucket(nullptr);
+  EXPECT_TRUE(bucket.empty());
+  EXPECT_EQ(bucket.size(), 0);
+  EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
+  EXPECT_EQ(bucket.level(), nullptr);
+}
+
+TEST_F(BucketTest, AddAppendsInOrderAndCountsSize) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(5);
+  for (int i = 0; i < 5; ++i) {
+    bucket.Add(nodes[i], /*gen=*/100 + i);
+    EXPECT_EQ(bucket.size(), i + 1);
+    EXPECT_FALSE(bucket.empty());
+    EXPECT_EQ(nodes[i]->where.load(), &bucket);
+    EXPECT_EQ(nodes[i]->linked_gen, 100u + i);
+  }
+  EXPECT_THAT(Walk(nodes, bucket), ElementsAreArray(nodes));
+}
+
+TEST_F(BucketTest, AddDoesNotSetTheExpiration) {
+  Bucket bucket(nullptr);
+  bucket.Add(NewNode(), 0);
+  EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
+}
+
+TEST_F(BucketTest, RemoveHeadKeepsTheRest) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(3);
+  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  bucket.Remove(nodes[0]);
+  EXPECT_EQ(bucket.size(), 2);
+  EXPECT_EQ(nodes[0]->where.load(), nullptr);
+  EXPECT_EQ(nodes[0]->prev, nullptr);
+  EXPECT_EQ(nodes[0]->next, nullptr);
+  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[1], nodes[2]));
+}
+
+TEST_F(BucketTest, RemoveMiddleKeepsTheRest) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(3);
+  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  bucket.Remove(nodes[1]);
+  EXPECT_EQ(bucket.size(), 2);
+  EXPECT_EQ(nodes[1]->where.load(), nullptr);
+  EXPECT_EQ(nodes[1]->prev, nullptr);
+  EXPECT_EQ(nodes[1]->next, nullptr);
+  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[0], nodes[2]));
+}
+
+TEST_F(BucketTest, RemoveTailKeepsTheRestAndAppendsAfterTheNewTail) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(4);
+  for (int i = 0; i < 3; ++i) bucket.Add(nodes[i], 0);
+  bucket.Remove(nodes[2]);
+  EXPECT_EQ(bucket.size(), 2);
+  EXPECT_EQ(nodes[2]->where.load(), nullptr);
+  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[0], nodes[1]));
+  // The tail moved back: a new node goes after nodes[1].
+  bucket.Add(nodes[3], 0);
+  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[0], nodes[1], nodes[3]));
+}
+
+TEST_F(BucketTest, RemoveOnlyNodeEmptiesAndAcceptsNewNodes) {
+  Bucket bucket(nullptr);
+  TimerNode* a = NewNode();
+  TimerNode* b = NewNode();
+  bucket.Add(a, 0);
+  bucket.Remove(a);
+  EXPECT_TRUE(bucket.empty());
+  EXPECT_EQ(bucket.size(), 0);
+  bucket.Add(b, 0);
+  EXPECT_EQ(bucket.size(), 1);
+  EXPECT_EQ(b->prev, nullptr);
+  EXPECT_EQ(b->next, nullptr);
+  std::vector<TimerNode*> out;
+  bucket.Flush(&out);
+  EXPECT_THAT(out, ElementsAre(b));
+}
+
+TEST_F(BucketTest, RemoveInAnyOrderEmpties) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(6);
+  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  for (int i : {3, 0, 5, 1, 4, 2}) bucket.Remove(nodes[i]);
+  EXPECT_TRUE(bucket.empty());
+  EXPECT_EQ(bucket.size(), 0);
+  std::vector<TimerNode*> out;
+  bucket.Flush(&out);
+  EXPECT_THAT(out, IsEmpty());
+}
+
+TEST_F(BucketTest, ReAddAfterRemoveGoesToTheTail) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(3);
+  for (TimerNode* node : nodes) bucket.Add(node, 1);
+  bucket.Remove(nodes[0]);
+  bucket.Add(nodes[0], 2);
+  EXPECT_EQ(nodes[0]->linked_gen, 2u);
+  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[1], nodes[2], nodes[0]));
+}
+
+TEST_F(BucketTest, SetExpirationReturnsTrueOnlyWhenUnset) {
+  Bucket bucket(nullptr);
+  EXPECT_TRUE(bucket.SetExpiration(40));
+  EXPECT_EQ(bucket.expiration(), 40);
+  EXPECT_FALSE(bucket.SetExpiration(40));
+  EXPECT_FALSE(bucket.SetExpiration(80));
+  EXPECT_FALSE(bucket.SetExpiration(0));
+  EXPECT_EQ(bucket.expiration(), 40);  // unchanged by the refused calls
+}
+
+TEST_F(BucketTest, SetExpirationAcceptsZero) {
+  Bucket bucket(nullptr);
+  EXPECT_TRUE(bucket.SetExpiration(0));
+  EXPECT_EQ(bucket.expiration(), 0);
+  EXPECT_FALSE(bucket.SetExpiration(0));
+}
+
+TEST_F(BucketTest, RemoveDoesNotClearTheExpiration) {
+  Bucket bucket(nullptr);
+  TimerNode* node = NewNode();
+  bucket.Add(node, 0);
+  ASSERT_TRUE(bucket.SetExpiration(7));
+  bucket.Remove(node);
+  // The bucket is still in the delay queue; only a flush clears it.
+  EXPECT_EQ(bucket.expiration(), 7);
+  EXPECT_FALSE(bucket.SetExpiration(7));
+}
+
+TEST_F(BucketTest, FlushEmptiesAndClearsExpiration) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(4);
+  for (TimerNode* node : nodes) bucket.Add(node, 3);
+  ASSERT_TRUE(bucket.SetExpiration(12));
+
+  std::vector<TimerNode*> out;
+  bucket.Flush(&out);
+
+  EXPECT_THAT(out, ElementsAreArray(nodes));  // insertion order
+  EXPECT_TRUE(bucket.empty());
+  EXPECT_EQ(bucket.size(), 0);
+  EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
+  for (TimerNode* node : nodes) {
+    EXPECT_EQ(node->where.load(), Bucket::InTransit());
+    EXPECT_EQ(node->prev, nullptr);
+    EXPECT_EQ(node->next, nullptr);
+  }
+  // Cleared in the same step: the next timer makes it offerable again.
+  TimerNode* late = NewNode();
+  bucket.Add(late, 0);
+  EXPECT_TRUE(bucket.SetExpiration(16));
+  EXPECT_EQ(bucket.expiration(), 16);
+}
+
+TEST_F(BucketTest, FlushAppendsToOut) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(3);
+  bucket.Add(nodes[1], 0);
+  bucket.Add(nodes[2], 0);
+  std::vector<TimerNode*> out = {nodes[0]};
+  bucket.Flush(&out);
+  EXPECT_THAT(out, ElementsAre(nodes[0], nodes[1], nodes[2]));
+}
+
+TEST_F(BucketTest, FlushOfEmptyBucketClearsExpiration) {
+  Bucket bucket(nullptr);
+  ASSERT_TRUE(bucket.SetExpiration(5));
+  std::vector<TimerNode*> out;
+  bucket.Flush(&out);
+  EXPECT_THAT(out, IsEmpty());
+  EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
+}
+
+TEST_F(BucketTest, FlushedNodesCanBeAddedAgainInAnyBucket) {
+  // Trap 2: the list is detached first, so a node may go straight back into
+  // the bucket it came from.
+  Bucket bucket(nullptr);
+  Bucket other(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(3);
+  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  std::vector<TimerNode*> out;
+  bucket.Flush(&out);
+  bucket.Add(out[2], 1);
+  other.Add(out[0], 1);
+  bucket.Add(out[1], 1);
+  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[2], nodes[1]));
+  EXPECT_THAT(Walk(nodes, other), ElementsAre(nodes[0]));
+  EXPECT_EQ(bucket.size(), 2);
+  EXPECT_EQ(other.size(), 1);
+}
+
+TEST_F(BucketTest, InTransitIsOneSharedMarkerOfNoLevel) {
+  EXPECT_NE(Bucket::InTransit(), nullptr);
+  EXPECT_EQ(Bucket::InTransit(), Bucket::InTransit());
+  EXPECT_EQ(Bucket::InTransit()->level(), nullptr);
+  EXPECT_TRUE(Bucket::InTransit()->empty());
+}
+
+TEST_F(BucketTest, LevelIsTheOneGiven) {
+  auto* fake = reinterpret_cast<WheelLevel*>(uintptr_t{0x1000});
+  Bucket bucket(fake);
+  EXPECT_EQ(bucket.level(), fake);
+}
+
+}  // namespace
+}  // namespace timingwheel::internal

@@ -1,0 +1,218 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// timer_state_test.cc: tests of lib/timer_state.h: the packing of the state
+// word (`generation << 8 | State`) round-trips for every state and for large
+// generations; IsPending is true exactly for kPending, kDispatched and
+// kRunningArmed; a new TimerNode starts in (0, kPending) with one reference,
+// and its reference count decides its lifetime: the callback (and whatever
+// it captured) is destroyed when the last reference goes, not before, and a
+// node keeps its engine alive.
+
+#include "timer_state.h"
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "engine.h"
+#include "gtest/gtest.h"
+#include "timingwheel/clock.h"
+
+namespace timingwheel::internal {
+namespace {
+
+constexpr State kAllStates[] = {
+    State::kPending,      State::kDispatched, State::kRunning,
+    State::kRunningArmed, State::kDone,       State::kStopped,
+    State::kCancelled,
+};
+
+TEST(TimerStateTest, StateWordRoundTripsEveryStateAndGeneration) {
+  const uint64_t kMaxGeneration = std::numeric_limits<uint64_t>::max() >> 8;
+  for (State state : kAllStates) {
+    for (uint64_t gen :
+         {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{255}, uint64_t{256},
+          uint64_t{1} << 32, (uint64_t{1} << 55) + 1, kMaxGeneration - 1,
+          kMaxGeneration}) {
+      const uint64_t word = MakeStateWord(gen, state);
+      EXPECT_EQ(StateOf(word), state) << "gen " << gen;
+      EXPECT_EQ(GenerationOf(word), gen) << "state " << static_cast<int>(state);
+    }
+  }
+}
+
+TEST(TimerStateTest, StateWordLayoutIsGenerationShiftedByEight) {
+  EXPECT_EQ(MakeStateWord(0, State::kPending), 1u);
+  EXPECT_EQ(MakeStateWord(1, State::kPending), 0x101u);
+  EXPECT_EQ(MakeStateWord(0x1234, State::kCancelled), 0x123407u);
+  static_assert(StateOf(MakeStateWord(9, State::kDone)) == State::kDone);
+  static_assert(GenerationOf(MakeStateWord(9, State::kDone)) == 9);
+}
+
+TEST(TimerStateTest, StatesAndGenerationsGiveDistinctWords) {
+  std::vector<uint64_t> words;
+  for (uint64_t gen = 0; gen < 4; ++gen) {
+    for (State state : kAllStates) words.push_back(MakeStateWord(gen, state));
+  }
+  for (size_t i = 0; i < words.size(); ++i) {
+    for (size_t j = i + 1; j < words.size(); ++j) {
+      EXPECT_NE(words[i], words[j]) << i << " " << j;
+    }
+  }
+}
+
+TEST(TimerStateTest, NextGenerationChangesOnlyTheGeneration) {
+  for (State state : kAllStates) {
+    const uint64_t word = MakeStateWord(41, state);
+    const uint64_t next = MakeStateWord(GenerationOf(word) + 1, StateOf(word));
+    EXPECT_EQ(StateOf(next), state);
+    EXPECT_EQ(GenerationOf(next), 42u);
+  }
+}
+
+TEST(TimerStateTest, IsPendingForPendingDispatchedAndRunningArmedOnly) {
+  EXPECT_TRUE(IsPending(State::kPending));
+  EXPECT_TRUE(IsPending(State::kDispatched));
+  EXPECT_TRUE(IsPending(State::kRunningArmed));
+  EXPECT_FALSE(IsPending(State::kRunning));
+  EXPECT_FALSE(IsPending(State::kDone));
+  EXPECT_FALSE(IsPending(State::kStopped));
+  EXPECT_FALSE(IsPending(State::kCancelled));
+}
+
+// Counts its destructions.
+class Probe {
+ public:
+  explicit Probe(std::atomic<int>* destroyed) : destroyed_(destroyed) {}
+  ~Probe() { destroyed_->fetch_add(1); }
+
+ private:
+  std::atomic<int>* destroyed_;
+};
+
+class TimerNodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Options options;
+    options.clock = std::make_shared<ManualClock>();
+    options.workers = 1;
+    absl::StatusOr<Engine*> engine = Engine::Create(options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = *engine;
+  }
+
+  void TearDown() override {
+    if (engine_ != nullptr) {
+      engine_->Shutdown();
+      engine_->Unref();
+    }
+  }
+
+  // A node whose callback owns a Probe.
+  TimerNode* NewProbeNode(std::atomic<int>* destroyed, int* runs = nullptr,
+                          int64_t period_ns = 0) {
+    return new TimerNode(
+        engine_,
+        [probe = std::make_unique<Probe>(destroyed), runs] {
+          if (runs != nullptr) ++*runs;
+        },
+        period_ns);
+  }
+
+  Engine* engine_ = nullptr;
+};
+
+TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
+  std::atomic<int> destroyed{0};
+  TimerNode* node = NewProbeNode(&destroyed, nullptr, /*period_ns=*/5);
+  EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kPending));
+  EXPECT_EQ(node->engine, engine_);
+  EXPECT_EQ(node->period_ns, 5);
+  EXPECT_EQ(node->where.load(), nullptr);
+  EXPECT_EQ(node->prev, nullptr);
+  EXPECT_EQ(node->next, nullptr);
+  EXPECT_TRUE(static_cast<bool>(node->callback));
+  node->Unref();
+}
+
+TEST_F(TimerNodeTest, CasStateSucceedsOnlyFromTheExpectedWord) {
+  std::atomic<int> destroyed{0};
+  TimerNode* node = NewProbeNode(&destroyed);
+  uint64_t expected = MakeStateWord(1, State::kPending);  // wrong generation
+  EXPECT_FALSE(node->CasState(expected, MakeStateWord(1, State::kStopped)));
+  EXPECT_EQ(expected, MakeStateWord(0, State::kPending));  // what it saw
+  EXPECT_TRUE(node->CasState(expected, MakeStateWord(0, State::kDispatched)));
+  EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kDispatched));
+  node->Unref();
+}
+
+TEST_F(TimerNodeTest, OneReferenceUnrefDestroysTheCallback) {
+  std::atomic<int> destroyed{0};
+  TimerNode* node = NewProbeNode(&destroyed);
+  EXPECT_EQ(destroyed.load(), 0);
+  node->Unref();
+  EXPECT_EQ(destroyed.load(), 1);
+}
+
+TEST_F(TimerNodeTest, CallbackLivesUntilTheLastReference) {
+  std::atomic<int> destroyed{0};
+  int runs = 0;
+  TimerNode* node = NewProbeNode(&destroyed, &runs);
+  node->Ref();
+  node->Ref();  // three references
+  node->Unref();
+  EXPECT_EQ(destroyed.load(), 0);
+  node->callback();  // still usable
+  EXPECT_EQ(runs, 1);
+  node->Unref();
+  EXPECT_EQ(destroyed.load(), 0);
+  node->Unref();
+  EXPECT_EQ(destroyed.load(), 1);
+}
+
+TEST_F(TimerNodeTest, ClearedCallbackIsDestroyedBeforeTheNode) {
+  // What Shutdown does for a cancelled node.
+  std::atomic<int> destroyed{0};
+  TimerNode* node = NewProbeNode(&destroyed);
+  node->callback = nullptr;
+  EXPECT_EQ(destroyed.load(), 1);
+  node->Unref();
+  EXPECT_EQ(destroyed.load(), 1);
+}
+
+TEST_F(TimerNodeTest, ConcurrentUnrefsDestroyExactlyOnce) {
+  constexpr int kThreads = 4;
+  constexpr int kRefsPerThread = 1000;
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> destroyed{0};
+    TimerNode* node = NewProbeNode(&destroyed);
+    for (int i = 0; i < kThreads * kRefsPerThread - 1; ++i) node->Ref();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([node] {
+        for (int i = 0; i < kRefsPerThread; ++i) node->Unref();
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    EXPECT_EQ(destroyed.load(), 1) << "round " << round;
+  }
+}
+
+TEST_F(TimerNodeTest, NodeKeepsItsEngineAlive) {
+  // The engine's owner lets go first; the node's last Unref then deletes the
+  // engine too (AddressSanitizer checks that nothing is used after it).
+  std::atomic<int> destroyed{0};
+  TimerNode* node = NewProbeNode(&destroyed);
+  engine_->Shutdown();
+  engine_->Unref();
+  engine_ = nullptr;
+  EXPECT_EQ(node->engine->Pending(), 0);  // still a live engine
+  node->Unref();
+  EXPECT_EQ(destroyed.load(), 1);
+}
+
+}  // namespace
+}  // namespace timingwheel::internal

@@ -1,0 +1,1314 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// wheel_level_test.cc: tests of WheelLevel (lib/wheel_level.h), one level of
+// the hierarchical wheel, and of its arithmetic:
+//   * FloorDiv / CeilDiv on negatives, zero and exact multiples;
+//   * placement, exhaustively for small wheels (wheel_size 2..5 and 20) from
+//     several `current` values, for every expiration tick over 3-4 levels:
+//     the level Locate picks, the slot, the bucket expiration offered to the
+//     delay queue, kDue iff e <= current at level 0; every slot of every
+//     level is hit, and each level boundary is checked +-1 tick by hand;
+//   * Add called on each level directly: kTooFar below, kRetry above when
+//     the timer is less than one tick of that level ahead;
+//   * Advance rounds each level down to its tick and never goes backwards;
+//   * overflow levels are created lazily (tick = lower interval, start = lower
+//     current rounded down); the level whose interval would overflow int64
+//     spans everything;
+//   * Remove with matching / non-matching generation or bucket; Close refuses
+//     later Adds, also in overflow levels created after it;
+//   * the worked example of DESIGN.md (WheelLevelTest.DesignWorkedExample),
+//     once on bare levels with a hand-driven advancer and once through a
+//     public TimingWheel with a ManualClock;
+//   * Reset of a timer waiting in a bucket moves it out of that bucket
+//     (public API, checked through the level counts).
+//
+// Internals are reached through WheelLevelTestPeer (a friend of WheelLevel).
+// The nodes are real TimerNodes of an idle engine; nothing runs them except
+// in the public-API tests.
+
+#include "wheel_level.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "bucket.h"
+#include "delay_queue.h"
+#include "engine.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mutex.h"
+#include "test_util.h"
+#include "timer_state.h"
+#include "timingwheel/clock.h"
+#include "timingwheel/timingwheel.h"
+
+namespace timingwheel::internal {
+
+class WheelLevelTestPeer {
+ public:
+  // The slot of `bucket` in `level`, or -1 if it is not one of its buckets.
+  static int SlotOf(WheelLevel& level, const Bucket* bucket) {
+    SpinLockHolder lock(&level.mu_);
+    for (size_t i = 0; i < level.buckets_.size(); ++i) {
+      if (&level.buckets_[i] == bucket) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  static int64_t BucketSize(WheelLevel& level, int slot) {
+    SpinLockHolder lock(&level.mu_);
+    return level.buckets_[slot].size();
+  }
+  static int64_t BucketExpiration(WheelLevel& level, int slot) {
+    SpinLockHolder lock(&level.mu_);
+    return level.buckets_[slot].expiration();
+  }
+  static int NumBuckets(WheelLevel& level) {
+    SpinLockHolder lock(&level.mu_);
+    return static_cast<int>(level.buckets_.size());
+  }
+  static bool IsClosed(WheelLevel& level) {
+    SpinLockHolder lock(&level.mu_);
+    return level.closed_;
+  }
+};
+
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using AddResult = WheelLevel::AddResult;
+using Peer = WheelLevelTestPeer;
+
+constexpr int64_t kMaxTicks = std::numeric_limits<int64_t>::max();
+
+std::string ResultName(AddResult result) {
+  switch (result) {
+    case AddResult::kAdded:
+      return "kAdded";
+    case AddResult::kDue:
+      return "kDue";
+    case AddResult::kRetry:
+      return "kRetry";
+    case AddResult::kTooFar:
+      return "kTooFar";
+    case AddResult::kClosed:
+      return "kClosed";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------
+// FloorDiv / CeilDiv
+
+TEST(WheelArithmeticTest, FloorDivRoundsTowardNegativeInfinity) {
+  EXPECT_EQ(FloorDiv(0, 4), 0);
+  EXPECT_EQ(FloorDiv(1, 4), 0);
+  EXPECT_EQ(FloorDiv(3, 4), 0);
+  EXPECT_EQ(FloorDiv(4, 4), 1);  // exact multiple
+  EXPECT_EQ(FloorDiv(5, 4), 1);
+  EXPECT_EQ(FloorDiv(8, 4), 2);
+  EXPECT_EQ(FloorDiv(-1, 4), -1);
+  EXPECT_EQ(FloorDiv(-3, 4), -1);
+  EXPECT_EQ(FloorDiv(-4, 4), -1);  // exact multiple
+  EXPECT_EQ(FloorDiv(-5, 4), -2);
+  EXPECT_EQ(FloorDiv(-8, 4), -2);
+  EXPECT_EQ(FloorDiv(7, 1), 7);
+  EXPECT_EQ(FloorDiv(-7, 1), -7);
+  EXPECT_EQ(FloorDiv(kMaxTicks, 1), kMaxTicks);
+  EXPECT_EQ(FloorDiv(kMaxTicks, kMaxTicks), 1);
+  EXPECT_EQ(FloorDiv(-kMaxTicks, kMaxTicks), -1);
+  EXPECT_EQ(FloorDiv(std::numeric_limits<int64_t>::min(), 2),
+            std::numeric_limits<int64_t>::min() / 2);
+  static_assert(FloorDiv(-1, 2) == -1);
+}
+
+TEST(WheelArithmeticTest, CeilDivRoundsTowardPositiveInfinity) {
+  EXPECT_EQ(CeilDiv(0, 4), 0);
+  EXPECT_EQ(CeilDiv(1, 4), 1);
+  EXPECT_EQ(CeilDiv(3, 4), 1);
+  EXPECT_EQ(CeilDiv(4, 4), 1);  // exact multiple
+  EXPECT_EQ(CeilDiv(5, 4), 2);
+  EXPECT_EQ(CeilDiv(-1, 4), 0);
+  EXPECT_EQ(CeilDiv(-3, 4), 0);
+  EXPECT_EQ(CeilDiv(-4, 4), -1);  // exact multiple
+  EXPECT_EQ(CeilDiv(-5, 4), -1);
+  EXPECT_EQ(CeilDiv(7, 1), 7);
+  EXPECT_EQ(CeilDiv(-7, 1), -7);
+  EXPECT_EQ(CeilDiv(kMaxTicks, kMaxTicks), 1);
+  EXPECT_EQ(CeilDiv(kMaxTicks - 1, kMaxTicks), 1);
+  EXPECT_EQ(CeilDiv(kMaxTicks, 2), kMaxTicks / 2 + 1);
+  static_assert(CeilDiv(1, 2) == 1);
+}
+
+TEST(WheelArithmeticTest, FloorAndCeilAgreeWithRealDivisionExhaustively) {
+  for (int64_t b = 1; b <= 25; ++b) {
+    for (int64_t a = -200; a <= 200; ++a) {
+      const int64_t floor = FloorDiv(a, b);
+      const int64_t ceil = CeilDiv(a, b);
+      ASSERT_LE(floor * b, a) << a << "/" << b;
+      ASSERT_GT((floor + 1) * b, a) << a << "/" << b;
+      ASSERT_GE(ceil * b, a) << a << "/" << b;
+      ASSERT_LT((ceil - 1) * b, a) << a << "/" << b;
+      ASSERT_EQ(ceil - floor, a % b == 0 ? 0 : 1) << a << "/" << b;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Shared fixture: an idle engine for the nodes and a clock for the queues.
+
+class WheelLevelTest : public ::testing::Test {
+ public:
+  // Public: the free helpers below take the fixture.
+  void SetUp() override {
+    Options options;
+    options.clock = std::make_shared<ManualClock>();
+    options.workers = 1;
+    absl::StatusOr<Engine*> engine = Engine::Create(options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = *engine;
+    // Every bucket of the queues below is due at once: Poll never blocks.
+    due_clock_->Advance(absl::InfiniteDuration());
+  }
+
+  void TearDown() override {
+    for (TimerNode* node : nodes_) node->Unref();
+    if (engine_ != nullptr) {
+      engine_->Shutdown();
+      engine_->Unref();
+    }
+  }
+
+  TimerNode* NewNode() {
+    auto* node = new TimerNode(
+        engine_, [] {}, /*period_ns=*/0);
+    nodes_.push_back(node);
+    return node;
+  }
+
+  // Add with the node lock held, as its precondition asks.
+  static AddResult AddLocked(WheelLevel* level, TimerNode* node, int64_t e,
+                             uint64_t gen = 0) {
+    SpinLockHolder lock(&node->mu);
+    return level->Add(node, e, gen);
+  }
+
+  // A queue whose every bucket is due (tick 1 ns, clock at the end of time).
+  std::unique_ptr<DelayQueue> NewDueQueue() {
+    return std::make_unique<DelayQueue>(due_clock_, absl::ZeroDuration(), 1);
+  }
+
+  // Drains a queue made by NewDueQueue.
+  static std::vector<DelayQueue::Entry> Drain(DelayQueue* queue) {
+    std::vector<DelayQueue::Entry> out;
+    if (queue->size() > 0) {
+      EXPECT_TRUE(queue->Poll(&out));
+    }
+    queue->Done(static_cast<int64_t>(out.size()));
+    return out;
+  }
+
+  Engine* engine_ = nullptr;
+  std::vector<TimerNode*> nodes_;
+  std::shared_ptr<ManualClock> due_clock_ = std::make_shared<ManualClock>();
+};
+
+// The index of `level` above `level0` (0 for level0 itself), or -1.
+int IndexOf(const WheelLevel* level0, const WheelLevel* level) {
+  int i = 0;
+  for (const WheelLevel* l = level0; l != nullptr; l = l->overflow(), ++i) {
+    if (l == level) return i;
+  }
+  return -1;
+}
+
+// How many levels exist from `level0` up.
+int NumLevels(const WheelLevel* level0) {
+  int n = 0;
+  for (const WheelLevel* l = level0; l != nullptr; l = l->overflow()) ++n;
+  return n;
+}
+
+WheelLevel* LevelAt(WheelLevel* level0, int k) {
+  WheelLevel* l = level0;
+  for (int i = 0; i < k && l != nullptr; ++i) l = l->overflow();
+  return l;
+}
+
+// Creates overflow levels until there are `n` levels from `level0` up.
+void EnsureLevels(WheelLevel* level0, int n) {
+  WheelLevel* top = level0;
+  for (int k = 1; k < n; ++k) {
+    // One tick of the next level past this level's current: always exactly
+    // one level up.
+    top = top->Locate(top->current() + top->interval());
+  }
+}
+
+// Where the placement rules of wheel_level.h put expiration `e` in a fresh
+// wheel whose level 0 starts at `current` (so level k starts at `current`
+// rounded down to its tick w^k).
+struct Placement {
+  int level = 0;
+  bool due = false;
+  int slot = -1;
+  int64_t bucket_expiration = -1;
+};
+
+Placement Expected(int w, int64_t current, int64_t e) {
+  Placement p;
+  int64_t tick = 1;
+  for (;;) {
+    const int64_t level_current = FloorDiv(current, tick) * tick;
+    if (e - level_current < tick * w) break;
+    tick *= w;
+    ++p.level;
+  }
+  if (p.level == 0 && e <= current) {
+    p.due = true;
+    return p;
+  }
+  const int64_t id = e / tick;
+  p.slot = static_cast<int>(id % w);
+  p.bucket_expiration = id * tick;
+  return p;
+}
+
+// Places `e` in a fresh wheel (wheel_size `w`, level 0 at `current`) the way
+// the engine does, and checks the level, slot, result and what the delay
+// queue was offered against `want`. Records the (level, slot) it hit.
+void CheckFreshPlacement(WheelLevelTest* test, TimerNode* node, int w,
+                         int64_t current, int64_t e, const Placement& want,
+                         std::set<std::pair<int, int>>* hit) {
+  SCOPED_TRACE(
+      absl::StrCat("wheel_size ", w, " current ", current, " expiration ", e));
+  std::unique_ptr<DelayQueue> queue = test->NewDueQueue();
+  WheelLevel level0(1, w, current, queue.get(), /*closed=*/false);
+  WheelLevel* level = level0.Locate(e);
+  ASSERT_NE(level, nullptr);
+  const int k = IndexOf(&level0, level);
+  EXPECT_EQ(k, want.level);
+  // Locate created exactly the levels up to the one it picked.
+  EXPECT_EQ(NumLevels(&level0), want.level + 1);
+
+  const AddResult result = WheelLevelTest::AddLocked(level, node, e, 7);
+  if (want.due) {
+    EXPECT_EQ(ResultName(result), "kDue");
+    EXPECT_EQ(node->where.load(), nullptr);
+    EXPECT_EQ(queue->size(), 0);
+    return;
+  }
+  ASSERT_EQ(ResultName(result), "kAdded");
+  Bucket* bucket = node->where.load();
+  ASSERT_NE(bucket, nullptr);
+  EXPECT_EQ(bucket->level(), level);
+  EXPECT_EQ(Peer::SlotOf(*level, bucket), want.slot);
+  EXPECT_EQ(bucket->expiration(), want.bucket_expiration);
+  EXPECT_EQ(node->linked_gen, 7u);
+  EXPECT_EQ(level->CountTimers(), 1);
+  // The bucket went to the queue once, with its expiration.
+  std::vector<DelayQueue::Entry> offered = WheelLevelTest::Drain(queue.get());
+  ASSERT_EQ(offered.size(), 1u);
+  EXPECT_EQ(offered[0].bucket, bucket);
+  EXPECT_EQ(offered[0].expiration_tick, want.bucket_expiration);
+  // Never early: the bucket is released no later than e, and (being in the
+  // right rotation) not a whole turn of its level before it.
+  EXPECT_LE(want.bucket_expiration, e);
+  EXPECT_GT(want.bucket_expiration + level->tick(), e);
+  hit->emplace(k, want.slot);
+  EXPECT_TRUE(level->Remove(node, bucket, 7));
+}
+
+void CheckPlacementExhaustively(WheelLevelTest* test, int w, int levels) {
+  int64_t span = 1;  // w^levels: what `levels` levels cover
+  for (int i = 0; i < levels; ++i) span *= w;
+  const int64_t w2 = int64_t{w} * w;
+  const int64_t w3 = w2 * w;
+  // Currents with every digit (base w) pattern that matters: zero, one
+  // tick in, the last tick of a turn, turn boundaries, and a mix of digits
+  // so that every slot of every level is in use by some current.
+  int64_t all_ones = 0;  // digit 1 at every level below the top
+  for (int64_t p = 1; p < span; p *= w) all_ones += p;
+  const std::set<int64_t> currents = {
+      0,        1,        w - 1,          w,      w + 1,
+      w2 - 1,   w2,       w2 + w + 1,     w3 - 1, w3 + w2 + w + 1,
+      all_ones, span - 1, span + all_ones};
+  TimerNode* node = test->NewNode();
+  std::set<std::pair<int, int>> hit;
+  for (int64_t current : currents) {
+    for (int64_t e = current - 2; e <= current + span + 2; ++e) {
+      CheckFreshPlacement(test, node, w, current, e, Expected(w, current, e),
+                          &hit);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  // Every slot of every level below the top one reached.
+  for (int k = 0; k < levels; ++k) {
+    for (int slot = 0; slot < w; ++slot) {
+      EXPECT_TRUE(hit.count({k, slot})) << "level " << k << " slot " << slot;
+    }
+  }
+}
+
+TEST_F(WheelLevelTest, PlacementIsExhaustivelyRightForWheelSize2) {
+  CheckPlacementExhaustively(this, 2, 5);
+}
+TEST_F(WheelLevelTest, PlacementIsExhaustivelyRightForWheelSize3) {
+  CheckPlacementExhaustively(this, 3, 4);
+}
+TEST_F(WheelLevelTest, PlacementIsExhaustivelyRightForWheelSize4) {
+  CheckPlacementExhaustively(this, 4, 4);
+}
+TEST_F(WheelLevelTest, PlacementIsExhaustivelyRightForWheelSize5) {
+  CheckPlacementExhaustively(this, 5, 4);
+}
+TEST_F(WheelLevelTest, PlacementIsExhaustivelyRightForWheelSize20) {
+  CheckPlacementExhaustively(this, 20, 3);
+}
+
+// The boundaries of each level, +-1 tick, written out by hand for wheel_size
+// 4 (ticks 1, 4, 16, 64, 256).
+struct Case {
+  int64_t e;
+  int level;
+  int slot;  // -1: due
+  int64_t bucket_expiration;
+};
+
+void CheckCases(WheelLevelTest* test, int64_t current,
+                const std::vector<Case>& cases) {
+  TimerNode* node = test->NewNode();
+  std::set<std::pair<int, int>> hit;
+  for (const Case& c : cases) {
+    Placement want;
+    want.level = c.level;
+    want.due = c.slot < 0;
+    want.slot = c.slot;
+    want.bucket_expiration = c.bucket_expiration;
+    CheckFreshPlacement(test, node, 4, current, c.e, want, &hit);
+    // The model used by the exhaustive tests agrees with the hand values.
+    const Placement model = Expected(4, current, c.e);
+    EXPECT_EQ(model.level, want.level) << c.e;
+    EXPECT_EQ(model.due, want.due) << c.e;
+    EXPECT_EQ(model.slot, want.slot) << c.e;
+    EXPECT_EQ(model.bucket_expiration, want.bucket_expiration) << c.e;
+  }
+}
+
+TEST_F(WheelLevelTest, LevelBoundariesPlusMinusOneTickFromZero) {
+  // Levels from 0: L0 (1, 4), L1 [4, 16), L2 [16, 64), L3 [64, 256), L4.
+  CheckCases(this, 0,
+             {
+                 {-1, 0, -1, -1},   // past: due
+                 {0, 0, -1, -1},    // e == current: due
+                 {1, 0, 1, 1},      // first tick ahead
+                 {2, 0, 2, 2},      //
+                 {3, 0, 3, 3},      // last tick of level 0
+                 {4, 1, 1, 4},      // first tick of level 1
+                 {5, 1, 1, 4},      //
+                 {7, 1, 1, 4},      //
+                 {8, 1, 2, 8},      //
+                 {15, 1, 3, 12},    // last tick of level 1
+                 {16, 2, 1, 16},    // first tick of level 2
+                 {17, 2, 1, 16},    //
+                 {31, 2, 1, 16},    //
+                 {32, 2, 2, 32},    //
+                 {63, 2, 3, 48},    // last tick of level 2
+                 {64, 3, 1, 64},    // first tick of level 3
+                 {65, 3, 1, 64},    //
+                 {255, 3, 3, 192},  // last tick of level 3
+                 {256, 4, 1, 256},  // first tick of level 4
+                 {257, 4, 1, 256},  //
+             });
+}
+
+TEST_F(WheelLevelTest, LevelBoundariesPlusMinusOneTickFromSix) {
+  // current 6: level 0 at 6, level 1 at 4, levels 2 and 3 at 0.
+  CheckCases(this, 6,
+             {
+                 {5, 0, -1, -1},   // past: due
+                 {6, 0, -1, -1},   // due
+                 {7, 0, 3, 7},     // first tick ahead
+                 {9, 0, 1, 9},     // last tick of level 0 (6 + 4 - 1)
+                 {10, 1, 2, 8},    // first of level 1: bucket @8 (cascades)
+                 {11, 1, 2, 8},    //
+                 {12, 1, 3, 12},   //
+                 {19, 1, 0, 16},   // last tick of level 1 (4 + 16 - 1)
+                 {20, 2, 1, 16},   // first tick of level 2
+                 {21, 2, 1, 16},   //
+                 {63, 2, 3, 48},   // last tick of level 2 (0 + 64 - 1)
+                 {64, 3, 1, 64},   // first tick of level 3
+                 {255, 3, 3, 192}  // last tick of level 3
+             });
+}
+
+TEST_F(WheelLevelTest, LevelBoundariesPlusMinusOneTickFromTwentyOne) {
+  // current 21: level 0 at 21, level 1 at 20, level 2 at 16, level 3 at 0.
+  CheckCases(this, 21,
+             {
+                 {20, 0, -1, -1},   // due
+                 {21, 0, -1, -1},   // due
+                 {22, 0, 2, 22},    //
+                 {24, 0, 0, 24},    // last tick of level 0
+                 {25, 1, 2, 24},    // first tick of level 1
+                 {35, 1, 0, 32},    // last tick of level 1 (20 + 16 - 1)
+                 {36, 2, 2, 32},    // first tick of level 2
+                 {79, 2, 0, 64},    // last tick of level 2 (16 + 64 - 1)
+                 {80, 3, 1, 64},    // first tick of level 3
+                 {255, 3, 3, 192},  // last tick of level 3
+                 {256, 4, 1, 256},  // first tick of level 4
+             });
+}
+
+// Add called directly on each level (not the one Locate picks) follows the
+// rules of wheel_level.h: kTooFar when past the level's turn, kRetry above
+// level 0 when less than one tick of that level ahead, kDue at level 0 when
+// e <= current.
+void CheckAddOnEveryLevel(WheelLevelTest* test, int w, int64_t current,
+                          int levels) {
+  std::unique_ptr<DelayQueue> queue = test->NewDueQueue();
+  WheelLevel level0(1, w, current, queue.get(), /*closed=*/false);
+  int64_t span = 1;
+  for (int i = 0; i < levels; ++i) span *= w;
+  EnsureLevels(&level0, levels);
+  ASSERT_EQ(NumLevels(&level0), levels);
+  TimerNode* node = test->NewNode();
+  for (int64_t e = current - 2; e <= current + span + 2; ++e) {
+    for (int j = 0; j < levels; ++j) {
+      WheelLevel* level = LevelAt(&level0, j);
+      const int64_t tick = level->tick();
+      const int64_t ahead = e - level->current();
+      std::string want;
+      if (ahead >= level->interval()) {
+        want = "kTooFar";
+      } else if (j == 0) {
+        want = ahead <= 0 ? "kDue" : "kAdded";
+      } else {
+        want = ahead < tick ? "kRetry" : "kAdded";
+      }
+      const AddResult result = WheelLevelTest::AddLocked(level, node, e, 1);
+      ASSERT_EQ(ResultName(result), want)
+          << "wheel_size " << w << " current " << current << " e " << e
+          << " level " << j;
+      if (result == AddResult::kAdded) {
+        Bucket* bucket = node->where.load();
+        EXPECT_EQ(Peer::SlotOf(*level, bucket), (e / tick) % w);
+        EXPECT_TRUE(level->Remove(node, bucket, 1));
+      } else {
+        EXPECT_EQ(node->where.load(), nullptr);
+      }
+    }
+  }
+}
+
+TEST_F(WheelLevelTest, AddOnEachLevelReturnsTooFarRetryDueOrAdded) {
+  for (int w : {2, 3, 4, 5, 20}) {
+    const int levels = w == 20 ? 3 : 4;
+    for (int64_t current : {0, 1, w - 1, w + 1, 3 * w * w + 2 * w + 1}) {
+      CheckAddOnEveryLevel(this, w, current, levels);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_F(WheelLevelTest, HigherLevelRetriesTimerThatFitsLower) {
+  // wheel_size 4, all at 0: a timer 3 ticks out belongs to level 0.
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  level0.Locate(255);
+  WheelLevel* level1 = LevelAt(&level0, 1);
+  WheelLevel* level2 = LevelAt(&level0, 2);
+  TimerNode* node = NewNode();
+  EXPECT_EQ(AddLocked(level1, node, 3), AddResult::kRetry);
+  EXPECT_EQ(AddLocked(level1, node, 0), AddResult::kRetry);   // due
+  EXPECT_EQ(AddLocked(level1, node, -5), AddResult::kRetry);  // past
+  EXPECT_EQ(AddLocked(level2, node, 15), AddResult::kRetry);
+  EXPECT_EQ(AddLocked(level2, node, 3), AddResult::kRetry);
+  EXPECT_EQ(node->where.load(), nullptr);
+  EXPECT_EQ(queue->size(), 0);
+  // One tick of the level ahead is accepted.
+  EXPECT_EQ(AddLocked(level1, node, 4), AddResult::kAdded);
+}
+
+TEST_F(WheelLevelTest, HigherLevelTakesATimerOneOfItsTicksAheadEvenIfItFits) {
+  // The rule is "less than one tick of this level ahead: retry", not "fits a
+  // lower level": with level 0 at 6 and level 1 at 4, e = 9 fits level 0
+  // (bucket @9), but level 1, asked directly (e.g. after a stale Locate),
+  // takes it into bucket @8, from which it cascades to level 0 @9 at t=8.
+  // Never early, never in a wrong rotation.
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 6, queue.get(), false);
+  WheelLevel* level1 = level0.Locate(10);
+  ASSERT_EQ(level1->current(), 4);
+  EXPECT_EQ(level0.Locate(9), &level0);
+  TimerNode* node = NewNode();
+  ASSERT_EQ(AddLocked(level1, node, 9), AddResult::kAdded);
+  EXPECT_EQ(node->where.load()->expiration(), 8);
+  EXPECT_EQ(ResultName(AddLocked(level1, NewNode(), 7)), "kRetry");
+  std::vector<TimerNode*> out;
+  level1->Close(&out);
+}
+
+// ---------------------------------------------------------------------------
+// Advance
+
+TEST_F(WheelLevelTest, AdvanceRoundsEachLevelDownToItsTick) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  level0.Locate(1000);  // levels 0..4
+  ASSERT_EQ(NumLevels(&level0), 5);
+  for (int64_t t = 0; t <= 1100; ++t) {
+    level0.Advance(t);
+    int64_t tick = 1;
+    for (int k = 0; k < 5; ++k, tick *= 4) {
+      ASSERT_EQ(LevelAt(&level0, k)->current(), t / tick * tick)
+          << "t " << t << " level " << k;
+    }
+  }
+}
+
+TEST_F(WheelLevelTest, AdvanceNeverGoesBackwards) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  level0.Locate(200);
+  level0.Advance(37);
+  EXPECT_EQ(level0.current(), 37);
+  EXPECT_EQ(LevelAt(&level0, 1)->current(), 36);
+  EXPECT_EQ(LevelAt(&level0, 2)->current(), 32);
+  EXPECT_EQ(LevelAt(&level0, 3)->current(), 0);
+  for (int64_t t : {36, 20, 0, -1, -100}) {
+    level0.Advance(t);
+    EXPECT_EQ(level0.current(), 37) << t;
+    EXPECT_EQ(LevelAt(&level0, 1)->current(), 36) << t;
+    EXPECT_EQ(LevelAt(&level0, 2)->current(), 32) << t;
+  }
+  level0.Advance(38);  // level 0 moves, level 1 stays at 36
+  EXPECT_EQ(level0.current(), 38);
+  EXPECT_EQ(LevelAt(&level0, 1)->current(), 36);
+}
+
+TEST_F(WheelLevelTest, AdvanceOfAHigherLevelLeavesLowerLevelsAlone) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  level0.Locate(200);
+  LevelAt(&level0, 1)->Advance(50);
+  EXPECT_EQ(level0.current(), 0);
+  EXPECT_EQ(LevelAt(&level0, 1)->current(), 48);
+  EXPECT_EQ(LevelAt(&level0, 2)->current(), 48);
+  EXPECT_EQ(LevelAt(&level0, 3)->current(), 0);
+}
+
+TEST_F(WheelLevelTest, ConstructorRoundsCurrentDownToTheTick) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level(16, 4, 47, queue.get(), false);
+  EXPECT_EQ(level.current(), 32);
+  EXPECT_EQ(level.tick(), 16);
+  EXPECT_EQ(level.interval(), 64);
+  EXPECT_EQ(level.wheel_size(), 4);
+  EXPECT_EQ(Peer::NumBuckets(level), 4);
+  WheelLevel exact(16, 4, 48, queue.get(), false);
+  EXPECT_EQ(exact.current(), 48);
+}
+
+// ---------------------------------------------------------------------------
+// Overflow levels
+
+TEST_F(WheelLevelTest, NoOverflowLevelUntilATimerNeedsOne) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  EXPECT_EQ(level0.overflow(), nullptr);
+  TimerNode* node = NewNode();
+  for (int64_t e = -3; e <= 3; ++e) {
+    EXPECT_EQ(level0.Locate(e), &level0) << e;
+    EXPECT_EQ(level0.overflow(), nullptr) << e;
+  }
+  ASSERT_EQ(AddLocked(&level0, node, 3), AddResult::kAdded);
+  EXPECT_EQ(level0.overflow(), nullptr);
+  // Add itself never creates levels: too far is the caller's to handle.
+  TimerNode* far = NewNode();
+  EXPECT_EQ(AddLocked(&level0, far, 4), AddResult::kTooFar);
+  EXPECT_EQ(level0.overflow(), nullptr);
+
+  WheelLevel* level1 = level0.Locate(4);
+  ASSERT_NE(level1, &level0);
+  EXPECT_EQ(level0.overflow(), level1);
+  EXPECT_EQ(level1->overflow(), nullptr);
+  EXPECT_EQ(level0.Locate(15), level1);
+  EXPECT_EQ(level1->overflow(), nullptr);
+  WheelLevel* level2 = level0.Locate(16);
+  EXPECT_EQ(level1->overflow(), level2);
+  EXPECT_EQ(level2->overflow(), nullptr);
+  EXPECT_EQ(NumLevels(&level0), 3);
+  // Asking again creates nothing new.
+  EXPECT_EQ(level0.Locate(16), level2);
+  EXPECT_EQ(level0.Locate(5), level1);
+  EXPECT_EQ(NumLevels(&level0), 3);
+}
+
+TEST_F(WheelLevelTest, OverflowTickIsTheLowerIntervalAndStartIsRoundedDown) {
+  for (int w : {2, 3, 4, 5, 20}) {
+    for (int64_t current : {0, 1, 37, 1000, 123457}) {
+      std::unique_ptr<DelayQueue> queue = NewDueQueue();
+      WheelLevel level0(1, w, 0, queue.get(), false);
+      level0.Advance(current);
+      ASSERT_EQ(level0.current(), current);
+      EnsureLevels(&level0, 6);
+      ASSERT_EQ(NumLevels(&level0), 6) << w << " " << current;
+      const WheelLevel* lower = &level0;
+      for (const WheelLevel* l = level0.overflow(); l != nullptr;
+           lower = l, l = l->overflow()) {
+        EXPECT_EQ(l->tick(), lower->interval());
+        EXPECT_EQ(l->interval(), l->tick() * w);
+        EXPECT_EQ(l->wheel_size(), w);
+        EXPECT_EQ(l->current(),
+                  FloorDiv(lower->current(), l->tick()) * l->tick())
+            << "wheel_size " << w << " current " << current;
+        EXPECT_EQ(l->current() % l->tick(), 0);
+      }
+    }
+  }
+}
+
+TEST_F(WheelLevelTest, OverflowCreatedLaterStartsAtTheLowerCurrent) {
+  // Level 1 exists and has moved; level 2 is created from level 1's current,
+  // not from zero.
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  level0.Locate(10);  // level 1
+  level0.Advance(53);
+  EXPECT_EQ(LevelAt(&level0, 1)->current(), 52);
+  WheelLevel* level2 = level0.Locate(53 + 16);
+  EXPECT_EQ(IndexOf(&level0, level2), 2);
+  EXPECT_EQ(level2->current(), 48);
+}
+
+// The levels of a wheel up to the one that spans everything.
+void CheckTopLevel(WheelLevelTest* test, int w) {
+  SCOPED_TRACE(absl::StrCat("wheel_size ", w));
+  std::unique_ptr<DelayQueue> queue = test->NewDueQueue();
+  WheelLevel level0(1, w, 0, queue.get(), false);
+  WheelLevel* top = level0.Locate(kMaxTicks);
+  ASSERT_NE(top, nullptr);
+  EXPECT_EQ(top->interval(), kMaxTicks);
+  EXPECT_EQ(top->overflow(), nullptr);
+  // Every level below has an exact interval, tick * wheel_size; the top one
+  // is the first whose tick * wheel_size would overflow.
+  int64_t tick = 1;
+  int k = 0;
+  for (const WheelLevel* l = &level0; l != top; l = l->overflow(), ++k) {
+    ASSERT_EQ(l->tick(), tick) << "level " << k;
+    ASSERT_LE(tick, kMaxTicks / w) << "level " << k;
+    ASSERT_EQ(l->interval(), tick * w) << "level " << k;
+    tick *= w;
+  }
+  EXPECT_EQ(top->tick(), tick);
+  EXPECT_GT(top->tick(), kMaxTicks / w);
+  // Nothing more is ever created.
+  EXPECT_EQ(level0.Locate(kMaxTicks), top);
+  EXPECT_EQ(top->Locate(kMaxTicks), top);
+  EXPECT_EQ(top->overflow(), nullptr);
+
+  // The whole range fits its buckets without two rotations in one slot.
+  std::set<int> slots;
+  const int64_t last_id = kMaxTicks / top->tick();
+  EXPECT_LT(last_id, w);
+  std::vector<int64_t> ids;
+  if (last_id <= 64) {
+    for (int64_t id = 1; id <= last_id; ++id) ids.push_back(id);
+  } else {  // wheel_size 65536: a sample
+    ids = {1, 2, 3, last_id / 2, last_id - 1, last_id};
+  }
+  for (int64_t id : ids) {
+    for (int64_t e : {id * top->tick(),
+                      id == last_id ? kMaxTicks : (id + 1) * top->tick() - 1}) {
+      TimerNode* node = test->NewNode();
+      ASSERT_EQ(level0.Locate(e), top) << e;
+      ASSERT_EQ(ResultName(WheelLevelTest::AddLocked(top, node, e)), "kAdded")
+          << e;
+      Bucket* bucket = node->where.load();
+      EXPECT_EQ(bucket->expiration(), id * top->tick()) << e;
+      slots.insert(Peer::SlotOf(*top, bucket));
+    }
+  }
+  EXPECT_EQ(slots.size(), ids.size());
+  // Below one tick of the top level: retry lower.
+  TimerNode* node = test->NewNode();
+  EXPECT_EQ(WheelLevelTest::AddLocked(top, node, top->tick() - 1),
+            AddResult::kRetry);
+  std::vector<TimerNode*> out;
+  top->Close(&out);  // unlink before the nodes go
+  EXPECT_EQ(out.size(), 2 * ids.size());
+}
+
+TEST_F(WheelLevelTest, TopLevelWhoseIntervalWouldOverflowSpansEverything) {
+  for (int w : {2, 3, 4, 5, 20, 1000, 65536}) {
+    CheckTopLevel(this, w);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(WheelLevelTest, TopLevelFromALateCurrent) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 2, 0, queue.get(), false);
+  level0.Advance(kMaxTicks - 5);
+  TimerNode* node = NewNode();
+  // 5 ticks ahead at the very end of the range: level 2 (ticks 1, 2, 4).
+  WheelLevel* level = level0.Locate(kMaxTicks);
+  EXPECT_EQ(IndexOf(&level0, level), 2);
+  EXPECT_EQ(level->current(), (kMaxTicks - 5) / 4 * 4);
+  ASSERT_EQ(AddLocked(level, node, kMaxTicks), AddResult::kAdded);
+  EXPECT_EQ(node->where.load()->expiration(), kMaxTicks / 4 * 4);
+  std::vector<TimerNode*> out;
+  level->Close(&out);
+}
+
+// ---------------------------------------------------------------------------
+// Remove, CountTimers, Flush, Close
+
+TEST_F(WheelLevelTest, RemoveWithMatchingGenerationUnlinks) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  TimerNode* a = NewNode();
+  TimerNode* b = NewNode();
+  ASSERT_EQ(AddLocked(&level0, a, 2, /*gen=*/5), AddResult::kAdded);
+  ASSERT_EQ(AddLocked(&level0, b, 2, /*gen=*/6), AddResult::kAdded);
+  Bucket* bucket = a->where.load();
+  EXPECT_EQ(level0.CountTimers(), 2);
+  EXPECT_TRUE(level0.Remove(a, bucket, 5));
+  EXPECT_EQ(a->where.load(), nullptr);
+  EXPECT_EQ(level0.CountTimers(), 1);
+  EXPECT_FALSE(level0.Remove(a, bucket, 5));  // already out
+  // The bucket stays offered until flushed.
+  EXPECT_EQ(bucket->expiration(), 2);
+  EXPECT_EQ(queue->size(), 1);
+  EXPECT_TRUE(level0.Remove(b, bucket, 6));
+  EXPECT_EQ(level0.CountTimers(), 0);
+}
+
+TEST_F(WheelLevelTest, RemoveWithOtherGenerationOrBucketDoesNothing) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  TimerNode* node = NewNode();
+  ASSERT_EQ(AddLocked(&level0, node, 3, /*gen=*/5), AddResult::kAdded);
+  Bucket* bucket = node->where.load();
+  EXPECT_FALSE(level0.Remove(node, bucket, 4));
+  EXPECT_FALSE(level0.Remove(node, bucket, 6));
+  EXPECT_EQ(node->where.load(), bucket);
+  EXPECT_EQ(level0.CountTimers(), 1);
+  // Another bucket of the same level.
+  TimerNode* other = NewNode();
+  ASSERT_EQ(AddLocked(&level0, other, 1, 5), AddResult::kAdded);
+  EXPECT_FALSE(level0.Remove(node, other->where.load(), 5));
+  EXPECT_EQ(level0.CountTimers(), 2);
+  EXPECT_TRUE(level0.Remove(node, bucket, 5));
+  EXPECT_TRUE(level0.Remove(other, other->where.load(), 5));
+}
+
+TEST_F(WheelLevelTest, RemoveOfAFlushedNodeDoesNothing) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  TimerNode* node = NewNode();
+  ASSERT_EQ(AddLocked(&level0, node, 3, 1), AddResult::kAdded);
+  Bucket* bucket = node->where.load();
+  std::vector<TimerNode*> out;
+  level0.Flush(bucket, &out);
+  EXPECT_THAT(out, ElementsAre(node));
+  EXPECT_EQ(node->where.load(), Bucket::InTransit());
+  EXPECT_EQ(bucket->expiration(), Bucket::kNoExpiration);
+  EXPECT_FALSE(level0.Remove(node, bucket, 1));
+  EXPECT_EQ(node->where.load(), Bucket::InTransit());
+}
+
+TEST_F(WheelLevelTest, BucketIsOfferedOncePerFillAndAgainAfterFlush) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  TimerNode* a = NewNode();
+  TimerNode* b = NewNode();
+  ASSERT_EQ(AddLocked(&level0, a, 2), AddResult::kAdded);
+  ASSERT_EQ(AddLocked(&level0, b, 2), AddResult::kAdded);
+  EXPECT_EQ(queue->size(), 1);
+  Bucket* bucket = a->where.load();
+  std::vector<TimerNode*> out;
+  level0.Flush(bucket, &out);
+  EXPECT_THAT(out, ElementsAre(a, b));
+  EXPECT_EQ(Drain(queue.get()).size(), 1u);
+  ASSERT_EQ(AddLocked(&level0, a, 2), AddResult::kAdded);
+  std::vector<DelayQueue::Entry> offered = Drain(queue.get());
+  ASSERT_EQ(offered.size(), 1u);
+  EXPECT_EQ(offered[0].bucket, bucket);
+  EXPECT_EQ(offered[0].expiration_tick, 2);
+  level0.Flush(bucket, &out);
+}
+
+TEST_F(WheelLevelTest, CountTimersCountsEveryBucketOfTheLevelOnly) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  for (int64_t e : {1, 2, 2, 3, 3, 3}) {
+    ASSERT_EQ(AddLocked(&level0, NewNode(), e), AddResult::kAdded);
+  }
+  WheelLevel* level1 = level0.Locate(9);
+  ASSERT_EQ(AddLocked(level1, NewNode(), 9), AddResult::kAdded);
+  EXPECT_EQ(level0.CountTimers(), 6);
+  EXPECT_EQ(level1->CountTimers(), 1);
+  EXPECT_EQ(Peer::BucketSize(level0, 0), 0);
+  EXPECT_EQ(Peer::BucketSize(level0, 1), 1);
+  EXPECT_EQ(Peer::BucketSize(level0, 2), 2);
+  EXPECT_EQ(Peer::BucketSize(level0, 3), 3);
+  std::vector<TimerNode*> out;
+  level0.Close(&out);
+  level1->Close(&out);
+  EXPECT_EQ(out.size(), 7u);
+}
+
+TEST_F(WheelLevelTest, CloseEmptiesTheLevelAndRefusesLaterAdds) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  std::vector<TimerNode*> added;
+  for (int64_t e : {1, 3, 2, 3}) {
+    added.push_back(NewNode());
+    ASSERT_EQ(AddLocked(&level0, added.back(), e), AddResult::kAdded);
+  }
+  std::vector<TimerNode*> out;
+  level0.Close(&out);
+  EXPECT_TRUE(Peer::IsClosed(level0));
+  // By slot, each in insertion order.
+  EXPECT_THAT(out, ElementsAre(added[0], added[2], added[1], added[3]));
+  for (TimerNode* node : out) {
+    EXPECT_EQ(node->where.load(), Bucket::InTransit());
+  }
+  EXPECT_EQ(level0.CountTimers(), 0);
+  for (int slot = 0; slot < 4; ++slot) {
+    EXPECT_EQ(Peer::BucketExpiration(level0, slot), Bucket::kNoExpiration);
+  }
+  TimerNode* late = NewNode();
+  // Refused whatever the placement would be: due, in range, too far.
+  for (int64_t e : {-1, 0, 1, 3, 4, 1000}) {
+    EXPECT_EQ(ResultName(AddLocked(&level0, late, e)), "kClosed") << e;
+  }
+  EXPECT_EQ(late->where.load(), nullptr);
+  EXPECT_EQ(level0.CountTimers(), 0);
+  out.clear();
+  level0.Close(&out);  // again: nothing
+  EXPECT_THAT(out, IsEmpty());
+}
+
+TEST_F(WheelLevelTest, CloseReachesOverflowLevelsCreatedAfterIt) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  std::vector<TimerNode*> out;
+  level0.Close(&out);
+  // Created after the Close: closed from birth, however high.
+  TimerNode* node = NewNode();
+  for (int64_t e : {8, 20, 100, 1000}) {
+    WheelLevel* level = level0.Locate(e);
+    ASSERT_NE(level, &level0);
+    EXPECT_TRUE(Peer::IsClosed(*level)) << e;
+    EXPECT_EQ(ResultName(AddLocked(level, node, e)), "kClosed") << e;
+  }
+  EXPECT_EQ(NumLevels(&level0), 5);
+  EXPECT_EQ(node->where.load(), nullptr);
+}
+
+TEST_F(WheelLevelTest, CloseBottomUpReachesEveryLevelOldOrNew) {
+  // What Shutdown does: close each existing level from level 0 up. Levels
+  // that existed are closed by their own Close; levels created later inherit
+  // it from the level below.
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  EnsureLevels(&level0, 3);
+  TimerNode* in_level2 = NewNode();
+  ASSERT_EQ(AddLocked(LevelAt(&level0, 2), in_level2, 40), AddResult::kAdded);
+  std::vector<TimerNode*> out;
+  for (WheelLevel* l = &level0; l != nullptr; l = l->overflow()) l->Close(&out);
+  EXPECT_THAT(out, ElementsAre(in_level2));
+  TimerNode* node = NewNode();
+  for (int64_t e : {2, 8, 40, 100, 1000}) {
+    WheelLevel* level = level0.Locate(e);
+    EXPECT_TRUE(Peer::IsClosed(*level)) << e;
+    EXPECT_EQ(ResultName(AddLocked(level, node, e)), "kClosed") << e;
+  }
+  EXPECT_EQ(node->where.load(), nullptr);
+}
+
+TEST_F(WheelLevelTest, CloseOfOneLevelLeavesExistingLevelsAboveOpen) {
+  // Close is per level: a level that already exists above is not closed by
+  // the Close below it (the engine closes every level itself), and neither
+  // are the levels it creates later.
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  WheelLevel* level1 = level0.Locate(8);
+  std::vector<TimerNode*> out;
+  level0.Close(&out);
+  EXPECT_FALSE(Peer::IsClosed(*level1));
+  TimerNode* node = NewNode();
+  EXPECT_EQ(ResultName(AddLocked(level1, node, 8)), "kAdded");
+  level1->Close(&out);
+  EXPECT_THAT(out, ElementsAre(node));
+  EXPECT_EQ(ResultName(AddLocked(level1, node, 8)), "kClosed");
+}
+
+TEST_F(WheelLevelTest, LevelBornClosedRefusesAdds) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), /*closed=*/true);
+  TimerNode* node = NewNode();
+  EXPECT_EQ(ResultName(AddLocked(&level0, node, 2)), "kClosed");
+  EXPECT_EQ(ResultName(AddLocked(level0.Locate(50), node, 50)), "kClosed");
+}
+
+// ---------------------------------------------------------------------------
+// The worked example of DESIGN.md, on bare levels with a hand-driven advancer
+// (what Engine::AdvancerLoop does, without threads).
+
+class Simulation {
+ public:
+  explicit Simulation(WheelLevelTest* test)
+      : clock_(std::make_shared<ManualClock>()),
+        queue_(clock_, absl::ZeroDuration(), /*tick_ns=*/1),
+        level0_(1, 4, 0, &queue_, false),
+        test_(test) {}
+
+  ~Simulation() {
+    std::vector<TimerNode*> out;
+    for (WheelLevel* l = &level0_; l != nullptr; l = l->overflow()) {
+      l->Close(&out);
+    }
+  }
+
+  // Schedules a timer expiring at tick `e`; returns its node.
+  TimerNode* Schedule(int64_t e) {
+    TimerNode* node = test_->NewNode();
+    expiration_[node] = e;
+    Place(node);
+    return node;
+  }
+
+  // Moves the clock one tick and processes every bucket that became due.
+  void Step() {
+    clock_->Advance(absl::Nanoseconds(1));
+    while (!queue_.IsIdle()) {
+      std::vector<DelayQueue::Entry> entries;
+      ASSERT_TRUE(queue_.Poll(&entries));
+      for (const DelayQueue::Entry& entry : entries) {
+        released_.push_back(entry.expiration_tick);
+        level0_.Advance(entry.expiration_tick);
+        std::vector<TimerNode*> nodes;
+        entry.bucket->level()->Flush(entry.bucket, &nodes);
+        for (TimerNode* node : nodes) Place(node);
+      }
+      queue_.Done(static_cast<int64_t>(entries.size()));
+    }
+  }
+
+  int64_t now() const { return absl::ToInt64Nanoseconds(clock_->Now()); }
+  WheelLevel& level0() { return level0_; }
+  // (node, tick) of every timer that ran.
+  const std::vector<std::pair<TimerNode*, int64_t>>& ran() const {
+    return ran_;
+  }
+  // Bucket expirations released by the queue, in order.
+  const std::vector<int64_t>& released() const { return released_; }
+  int Level(TimerNode* node) {
+    Bucket* bucket = node->where.load();
+    if (bucket == nullptr || bucket == Bucket::InTransit()) return -1;
+    return IndexOf(&level0_, bucket->level());
+  }
+  int64_t BucketExpiration(TimerNode* node) {
+    return node->where.load()->expiration();
+  }
+  int64_t CountAt(int k) {
+    WheelLevel* l = LevelAt(&level0_, k);
+    return l == nullptr ? 0 : l->CountTimers();
+  }
+
+ private:
+  void Place(TimerNode* node) {
+    const int64_t e = expiration_[node];
+    WheelLevel* level = &level0_;
+    for (;;) {
+      level = level->Locate(e);
+      switch (WheelLevelTest::AddLocked(level, node, e)) {
+        case AddResult::kAdded:
+          return;
+        case AddResult::kDue:
+          ran_.emplace_back(node, now());
+          return;
+        case AddResult::kRetry:
+          level = &level0_;
+          break;
+        case AddResult::kTooFar:
+          break;
+        case AddResult::kClosed:
+          ADD_FAILURE() << "closed";
+          return;
+      }
+    }
+  }
+
+  std::shared_ptr<ManualClock> clock_;
+  DelayQueue queue_;
+  WheelLevel level0_;
+  WheelLevelTest* test_;
+  std::map<TimerNode*, int64_t> expiration_;
+  std::vector<std::pair<TimerNode*, int64_t>> ran_;
+  std::vector<int64_t> released_;
+};
+
+TEST_F(WheelLevelTest, DesignWorkedExample) {
+  // tick 1 ms (here 1 ns: a tick is a tick), wheel_size 4, all levels at 0.
+  Simulation sim(this);
+  TimerNode* t3 = sim.Schedule(3);
+  TimerNode* t9 = sim.Schedule(9);
+  TimerNode* t40 = sim.Schedule(40);
+  // AfterFunc(3 ms) -> level 0, bucket @3.
+  EXPECT_EQ(sim.Level(t3), 0);
+  EXPECT_EQ(sim.BucketExpiration(t3), 3);
+  // AfterFunc(9 ms) -> level 1 (tick 4), bucket @8.
+  EXPECT_EQ(sim.Level(t9), 1);
+  EXPECT_EQ(LevelAt(&sim.level0(), 1)->tick(), 4);
+  EXPECT_EQ(sim.BucketExpiration(t9), 8);
+  // AfterFunc(40 ms) -> level 2 (tick 16), bucket @32.
+  EXPECT_EQ(sim.Level(t40), 2);
+  EXPECT_EQ(LevelAt(&sim.level0(), 2)->tick(), 16);
+  EXPECT_EQ(sim.BucketExpiration(t40), 32);
+  EXPECT_EQ(NumLevels(&sim.level0()), 3);
+
+  while (sim.now() < 3) sim.Step();
+  // At t=3 bucket @3 is released and its timer runs.
+  EXPECT_THAT(sim.ran(), ElementsAre(std::make_pair(t3, int64_t{3})));
+  EXPECT_THAT(sim.released(), ElementsAre(3));
+
+  while (sim.now() < 7) sim.Step();
+  EXPECT_EQ(sim.Level(t9), 1);
+  sim.Step();  // t=8: bucket @8 released, 9 ms cascades to level 0 @9.
+  EXPECT_THAT(sim.released(), ElementsAre(3, 8));
+  EXPECT_EQ(sim.Level(t9), 0);
+  EXPECT_EQ(sim.BucketExpiration(t9), 9);
+  EXPECT_EQ(sim.ran().size(), 1u);
+  sim.Step();  // t=9: it runs.
+  ASSERT_EQ(sim.ran().size(), 2u);
+  EXPECT_EQ(sim.ran()[1], std::make_pair(t9, int64_t{9}));
+
+  while (sim.now() < 31) sim.Step();
+  EXPECT_EQ(sim.Level(t40), 2);
+  sim.Step();  // t=32: 40 ms cascades to level 1, bucket @40.
+  EXPECT_THAT(sim.released(), ElementsAre(3, 8, 9, 32));
+  EXPECT_EQ(sim.Level(t40), 1);
+  EXPECT_EQ(sim.BucketExpiration(t40), 40);
+
+  while (sim.now() < 39) sim.Step();
+  EXPECT_EQ(sim.ran().size(), 2u);
+  sim.Step();  // t=40: bucket @40 released; at level 0 it is due and runs.
+  EXPECT_THAT(sim.released(), ElementsAre(3, 8, 9, 32, 40));
+  ASSERT_EQ(sim.ran().size(), 3u);
+  EXPECT_EQ(sim.ran()[2], std::make_pair(t40, int64_t{40}));
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(sim.CountAt(k), 0) << k;
+}
+
+TEST_F(WheelLevelTest, NoTimerRunsEarlyOrLateInASimulatedWheel) {
+  // Every expiration over 4 levels of a wheel_size-4 wheel, scheduled at
+  // several times: each timer runs exactly at its expiration tick.
+  for (int64_t start : {0, 1, 5, 17, 63}) {
+    Simulation sim(this);
+    while (sim.now() < start) sim.Step();
+    std::map<TimerNode*, int64_t> want;
+    for (int64_t e = start + 1; e <= start + 300; ++e) {
+      want[sim.Schedule(e)] = e;
+    }
+    while (sim.now() < start + 301) sim.Step();
+    ASSERT_EQ(sim.ran().size(), want.size()) << "start " << start;
+    for (const auto& [node, tick] : sim.ran()) {
+      EXPECT_EQ(tick, want[node]) << "start " << start;
+    }
+    for (int k = 0; k < NumLevels(&sim.level0()); ++k) {
+      EXPECT_EQ(sim.CountAt(k), 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace timingwheel::internal
+
+// ---------------------------------------------------------------------------
+// The same example through the public API.
+
+namespace timingwheel {
+namespace {
+
+class RunLog {
+ public:
+  void Record(int id, absl::Duration at) {
+    std::lock_guard<std::mutex> lock(mu_);
+    runs_.emplace_back(id, at);
+  }
+  std::vector<std::pair<int, absl::Duration>> runs() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return runs_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<int, absl::Duration>> runs_;
+};
+
+// Timers held by each level (0 for a level not created yet).
+std::vector<int64_t> LevelCounts(TimingWheel& wheel, int levels) {
+  std::vector<int64_t> counts;
+  const internal::WheelLevel* l =
+      &TimingWheelTestPeer::GetEngine(wheel).level0();
+  for (int k = 0; k < levels; ++k) {
+    counts.push_back(l == nullptr ? 0 : l->CountTimers());
+    if (l != nullptr) l = l->overflow();
+  }
+  return counts;
+}
+
+std::unique_ptr<TimingWheel> NewWheel(std::shared_ptr<ManualClock> clock) {
+  Options options;
+  options.clock = std::move(clock);
+  options.tick = absl::Milliseconds(1);
+  options.wheel_size = 4;
+  options.workers = 2;
+  absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
+      TimingWheel::Create(options);
+  EXPECT_TRUE(wheel.ok()) << wheel.status();
+  return wheel.ok() ? std::move(*wheel) : nullptr;
+}
+
+TEST(WheelLevelPublicTest, DesignWorkedExampleThroughTimingWheel) {
+  auto clock = std::make_shared<ManualClock>();
+  std::unique_ptr<TimingWheel> wheel = NewWheel(clock);
+  ASSERT_NE(wheel, nullptr);
+  RunLog log;
+  std::vector<Timer> timers;
+  for (int ms : {3, 9, 40}) {
+    absl::StatusOr<Timer> t =
+        wheel->AfterFunc(absl::Milliseconds(ms),
+                         [&log, &clock, ms] { log.Record(ms, clock->Now()); });
+    ASSERT_TRUE(t.ok()) << t.status();
+    timers.push_back(*t);
+  }
+  internal::Engine& engine = TimingWheelTestPeer::GetEngine(*wheel);
+  // 3 ms at level 0, 9 ms at level 1, 40 ms at level 2; one bucket each.
+  EXPECT_THAT(LevelCounts(*wheel, 4), ::testing::ElementsAre(1, 1, 1, 0));
+  EXPECT_EQ(engine.QueuedBuckets(), 3);
+  EXPECT_EQ(engine.level0().overflow()->tick(), 4);
+  EXPECT_EQ(engine.level0().overflow()->overflow()->tick(), 16);
+  EXPECT_EQ(engine.level0().overflow()->overflow()->overflow(), nullptr);
+
+  // What each level holds after each step, and what ran by then.
+  auto want_counts = [](int t) -> std::vector<int64_t> {
+    if (t < 3) return {1, 1, 1, 0};
+    if (t < 8) return {0, 1, 1, 0};
+    if (t < 9) return {1, 0, 1, 0};  // 9 ms cascaded to level 0 @9
+    if (t < 32) return {0, 0, 1, 0};
+    if (t < 40) return {0, 1, 0, 0};  // 40 ms cascaded to level 1 @40
+    return {0, 0, 0, 0};
+  };
+  auto want_buckets = [](int t) -> int64_t {
+    if (t < 3) return 3;   // @3 @8 @32
+    if (t < 9) return 2;   // @8 @32, then @9 @32
+    if (t < 40) return 1;  // @32, then @40
+    return 0;
+  };
+  for (int t = 1; t <= 41; ++t) {
+    clock->Advance(absl::Milliseconds(1));
+    TimingWheelTestPeer::WaitIdle(*wheel);
+    SCOPED_TRACE(absl::StrCat("t=", t, "ms"));
+    EXPECT_EQ(LevelCounts(*wheel, 4), want_counts(t));
+    EXPECT_EQ(engine.QueuedBuckets(), want_buckets(t));
+    std::vector<std::pair<int, absl::Duration>> want_runs;
+    for (int ms : {3, 9, 40}) {
+      if (t >= ms) want_runs.emplace_back(ms, absl::Milliseconds(ms));
+    }
+    EXPECT_EQ(log.runs(), want_runs);
+    EXPECT_EQ(wheel->Pending(), 3 - static_cast<int64_t>(want_runs.size()));
+  }
+  EXPECT_EQ(wheel->Shutdown(), 0);
+}
+
+// Reset of a timer waiting in a bucket must take it out of that bucket, and
+// leave the other timers of the bucket where they are.
+TEST(WheelLevelPublicTest, ResetMovesTimerOutOfItsBucketAndKeepsItsNeighbours) {
+  auto clock = std::make_shared<ManualClock>();
+  std::unique_ptr<TimingWheel> wheel = NewWheel(clock);
+  ASSERT_NE(wheel, nullptr);
+  RunLog log;
+  std::vector<Timer> timers;
+  // Three timers in the same level-1 bucket @8.
+  for (int id : {0, 1, 2}) {
+    absl::StatusOr<Timer> t =
+        wheel->AfterFunc(absl::Milliseconds(10),
+                         [&log, &clock, id] { log.Record(id, clock->Now()); });
+    ASSERT_TRUE(t.ok()) << t.status();
+    timers.push_back(*t);
+  }
+  EXPECT_THAT(LevelCounts(*wheel, 2), ::testing::ElementsAre(0, 3));
+  // The middle one moves to level 0, bucket @2.
+  EXPECT_TRUE(timers[1].Reset(absl::Milliseconds(2)));
+  EXPECT_THAT(LevelCounts(*wheel, 2), ::testing::ElementsAre(1, 2))
+      << "Reset left the timer linked in its old bucket";
+  EXPECT_EQ(wheel->Pending(), 3);
+
+  for (int t = 1; t <= 12; ++t) {
+    clock->Advance(absl::Milliseconds(1));
+    TimingWheelTestPeer::WaitIdle(*wheel);
+  }
+  std::map<int, absl::Duration> ran;
+  for (const auto& [id, at] : log.runs()) {
+    EXPECT_FALSE(ran.count(id)) << "timer " << id << " ran twice";
+    ran[id] = at;
+  }
+  EXPECT_EQ(ran.size(), 3u) << "a timer was lost";
+  EXPECT_EQ(ran[1], absl::Milliseconds(2));
+  EXPECT_EQ(ran[0], absl::Milliseconds(10));
+  EXPECT_EQ(ran[2], absl::Milliseconds(10)) << "the neighbour after the reset "
+                                               "timer never ran";
+  EXPECT_EQ(wheel->Pending(), 0);
+  EXPECT_THAT(LevelCounts(*wheel, 2), ::testing::ElementsAre(0, 0));
+}
+
+// Reset of the head of a level-0 bucket to the next bucket: it runs once, at
+// the new time, and the timers behind it in its old bucket still run.
+TEST(WheelLevelPublicTest,
+     ResetToALaterBucketRunsOnceAndKeepsItsOldNeighbours) {
+  auto clock = std::make_shared<ManualClock>();
+  std::unique_ptr<TimingWheel> wheel = NewWheel(clock);
+  ASSERT_NE(wheel, nullptr);
+  RunLog log;
+  std::vector<Timer> timers;
+  for (int id : {0, 1, 2}) {
+    absl::StatusOr<Timer> t =
+        wheel->AfterFunc(absl::Milliseconds(2),
+                         [&log, &clock, id] { log.Record(id, clock->Now()); });
+    ASSERT_TRUE(t.ok()) << t.status();
+    timers.push_back(*t);
+  }
+  EXPECT_THAT(LevelCounts(*wheel, 1), ::testing::ElementsAre(3));
+  EXPECT_TRUE(timers[0].Reset(absl::Milliseconds(3)));  // level 0, @3
+  EXPECT_THAT(LevelCounts(*wheel, 1), ::testing::ElementsAre(3));
+  for (int t = 1; t <= 5; ++t) {
+    clock->Advance(absl::Milliseconds(1));
+    TimingWheelTestPeer::WaitIdle(*wheel);
+  }
+  std::vector<std::pair<int, absl::Duration>> runs = log.runs();
+  std::sort(runs.begin(), runs.end());
+  EXPECT_THAT(runs,
+              ::testing::ElementsAre(std::make_pair(0, absl::Milliseconds(3)),
+                                     std::make_pair(1, absl::Milliseconds(2)),
+                                     std::make_pair(2, absl::Milliseconds(2))));
+  EXPECT_EQ(wheel->Pending(), 0);
+}
+
+}  // namespace
+}  // namespace timingwheel

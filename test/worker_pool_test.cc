@@ -1,0 +1,531 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// worker_pool_test.cc: tests of WorkerPool (lib/worker_pool.h), the bounded
+// pool that runs due callbacks. Every task is run once with its node and
+// generation; N workers really run N tasks at once; one worker runs tasks in
+// FIFO order; Submit after Close returns false and leaves the batch alone;
+// Close returns the tasks not started; Join from a task's own thread detaches
+// that thread instead of deadlocking; on_thread_exit runs once per thread; a
+// slow task does not hold back another task while a worker is free (short
+// queues are taken one task at a time; see also the long-queue case);
+// Outstanding and QueueDepth count queued and running tasks; threads are named
+// tw-worker-N.
+//
+// Tasks carry fake node pointers: the pool never dereferences them, it only
+// hands them to the RunFn of the test. Every wait is bounded.
+
+#include "worker_pool.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mutex.h"
+
+namespace timingwheel::internal {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::UnorderedElementsAreArray;
+
+constexpr absl::Duration kTimeout = absl::Seconds(10);
+
+TimerNode* FakeNode(int i) {
+  return reinterpret_cast<TimerNode*>(static_cast<uintptr_t>(i + 1) * 64);
+}
+
+int IndexOf(const TimerNode* node) {
+  return static_cast<int>(reinterpret_cast<uintptr_t>(node) / 64) - 1;
+}
+
+WorkerPool::Task MakeTask(int i) {
+  return WorkerPool::Task{FakeNode(i), static_cast<uint64_t>(1000 + i),
+                          /*deadline_ns=*/2000 + i};
+}
+
+// Polls `done` until it is true or `timeout` passes.
+bool WaitFor(const std::function<bool()>& done,
+             absl::Duration timeout = kTimeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!done()) {
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(absl::Microseconds(200));
+  }
+  return true;
+}
+
+// A one-shot event on std::mutex (absl::Notification is invisible to
+// ThreadSanitizer with Debian's Abseil; see STYLE.md).
+class Event {
+ public:
+  void Notify() {
+    std::lock_guard<std::mutex> lock(mu_);
+    notified_ = true;
+    cv_.notify_all();
+  }
+  // Returns whether it was notified within `timeout`.
+  bool WaitWithTimeout(absl::Duration timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                        [this] { return notified_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool notified_ = false;
+};
+
+// A gate tasks can block on; Open() lets them all through. Blocking is bounded
+// so a failed test cannot hang.
+class Gate {
+ public:
+  void Open() { open_.Notify(); }
+  bool Pass() { return open_.WaitWithTimeout(kTimeout); }
+
+ private:
+  Event open_;
+};
+
+// Records what ran, in order.
+class Recorder {
+ public:
+  void Record(const WorkerPool::Task& task) {
+    MutexLock lock(&mu_);
+    ran_.push_back(IndexOf(task.node));
+    deadlines_ok_ =
+        deadlines_ok_ && task.deadline_ns == 2000 + IndexOf(task.node);
+    generations_.push_back(task.generation);
+  }
+  std::vector<int> ran() {
+    MutexLock lock(&mu_);
+    return ran_;
+  }
+  std::vector<uint64_t> generations() {
+    MutexLock lock(&mu_);
+    return generations_;
+  }
+  // Every task came with the deadline it was submitted with.
+  bool deadlines_ok() {
+    MutexLock lock(&mu_);
+    return deadlines_ok_;
+  }
+  size_t count() {
+    MutexLock lock(&mu_);
+    return ran_.size();
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<int> ran_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> generations_ ABSL_GUARDED_BY(mu_);
+  bool deadlines_ok_ ABSL_GUARDED_BY(mu_) = true;
+};
+
+std::vector<int> Range(int n) {
+  std::vector<int> out(n);
+  for (int i = 0; i < n; ++i) out[i] = i;
+  return out;
+}
+
+// Closes and joins the pool however the test ends.
+class PoolCloser {
+ public:
+  explicit PoolCloser(WorkerPool* pool) : pool_(pool) {}
+  ~PoolCloser() {
+    pool_->Close();
+    pool_->Join();
+  }
+
+ private:
+  WorkerPool* pool_;
+};
+
+TEST(WorkerPoolTest, RunsEveryTaskOnceWithItsNodeAndGeneration) {
+  Recorder recorder;
+  WorkerPool pool(
+      3, [&](const WorkerPool::Task& task, int) { recorder.Record(task); },
+      [] {});
+  PoolCloser closer(&pool);
+  std::vector<WorkerPool::Task> batch;
+  for (int i = 0; i < 150; ++i) batch.push_back(MakeTask(i));
+  ASSERT_TRUE(pool.Submit(&batch));
+  EXPECT_TRUE(batch.empty());  // Submit empties it
+  for (int i = 150; i < 200; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  ASSERT_TRUE(WaitFor([&] { return recorder.count() >= 200; }));
+  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  EXPECT_THAT(recorder.ran(), UnorderedElementsAreArray(Range(200)));
+  std::vector<uint64_t> want;
+  for (int i : recorder.ran()) want.push_back(1000 + i);
+  EXPECT_THAT(recorder.generations(), ElementsAreArray(want));
+  EXPECT_TRUE(recorder.deadlines_ok());
+}
+
+TEST(WorkerPoolTest, OneWorkerRunsTasksInSubmissionOrder) {
+  Recorder recorder;
+  WorkerPool pool(
+      1, [&](const WorkerPool::Task& task, int) { recorder.Record(task); },
+      [] {});
+  PoolCloser closer(&pool);
+  std::vector<WorkerPool::Task> batch;
+  for (int i = 0; i < 100; ++i) batch.push_back(MakeTask(i));
+  ASSERT_TRUE(pool.Submit(&batch));
+  for (int i = 100; i < 130; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  ASSERT_TRUE(WaitFor([&] { return recorder.count() >= 130; }));
+  EXPECT_THAT(recorder.ran(), ElementsAreArray(Range(130)));
+}
+
+// N tasks that each wait until all N are running: only N workers running
+// at once can finish them.
+void ExpectRunsAtOnce(int workers, bool as_batch) {
+  std::atomic<int> running{0};
+  std::atomic<int> all_met{0};
+  WorkerPool pool(
+      workers,
+      [&](const WorkerPool::Task&, int) {
+        running.fetch_add(1);
+        if (WaitFor([&] { return running.load() >= workers; })) {
+          all_met.fetch_add(1);
+        }
+      },
+      [] {});
+  PoolCloser closer(&pool);
+  if (as_batch) {
+    std::vector<WorkerPool::Task> batch;
+    for (int i = 0; i < workers; ++i) batch.push_back(MakeTask(i));
+    ASSERT_TRUE(pool.Submit(&batch));
+  } else {
+    for (int i = 0; i < workers; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  }
+  ASSERT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; },
+                      kTimeout + absl::Seconds(5)));
+  EXPECT_EQ(all_met.load(), workers)
+      << "only " << running.load() << " tasks ran at once with " << workers
+      << " workers";
+}
+
+TEST(WorkerPoolTest, NWorkersRunNTasksAtOnce) {
+  for (int workers : {1, 2, 4, 8}) {
+    SCOPED_TRACE(workers);
+    ExpectRunsAtOnce(workers, /*as_batch=*/true);
+    ExpectRunsAtOnce(workers, /*as_batch=*/false);
+  }
+}
+
+TEST(WorkerPoolTest, SubmitAfterCloseReturnsFalseAndKeepsTheTasks) {
+  Recorder recorder;
+  WorkerPool pool(
+      2, [&](const WorkerPool::Task& task, int) { recorder.Record(task); },
+      [] {});
+  EXPECT_TRUE(pool.Close().empty());
+  EXPECT_FALSE(pool.Submit(MakeTask(0)));
+  std::vector<WorkerPool::Task> batch = {MakeTask(1), MakeTask(2)};
+  EXPECT_FALSE(pool.Submit(&batch));
+  ASSERT_EQ(batch.size(), 2u);  // left as it was
+  EXPECT_EQ(batch[0].node, FakeNode(1));
+  EXPECT_EQ(batch[1].node, FakeNode(2));
+  EXPECT_EQ(pool.Outstanding(), 0);
+  EXPECT_EQ(pool.QueueDepth(), 0);
+  pool.Join();
+  EXPECT_EQ(recorder.count(), 0u);
+}
+
+TEST(WorkerPoolTest, CloseReturnsTheUnstartedTasksInOrder) {
+  Gate gate;
+  Event first_started;
+  Recorder recorder;
+  WorkerPool pool(
+      1,
+      [&](const WorkerPool::Task& task, int) {
+        recorder.Record(task);
+        if (IndexOf(task.node) == 0) {
+          first_started.Notify();
+          gate.Pass();
+        }
+      },
+      [] {});
+  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(first_started.WaitWithTimeout(kTimeout));
+  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  std::vector<WorkerPool::Task> left = pool.Close();
+  gate.Open();
+  pool.Join();
+  ASSERT_EQ(left.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(left[i].node, FakeNode(i + 1));
+    EXPECT_EQ(left[i].generation, 1001u + i);
+  }
+  EXPECT_THAT(recorder.ran(), ElementsAreArray({0}));  // only the running one
+  EXPECT_EQ(pool.Outstanding(), 0);
+}
+
+TEST(WorkerPoolTest, CloseLetsTheRunningTaskFinish) {
+  Gate gate;
+  Event started;
+  std::atomic<bool> finished{false};
+  WorkerPool pool(
+      1,
+      [&](const WorkerPool::Task&, int) {
+        started.Notify();
+        gate.Pass();
+        finished.store(true);
+      },
+      [] {});
+  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(started.WaitWithTimeout(kTimeout));
+  EXPECT_TRUE(pool.Close().empty());
+  EXPECT_FALSE(finished.load());
+  gate.Open();
+  pool.Join();
+  EXPECT_TRUE(finished.load());
+}
+
+TEST(WorkerPoolTest, OnThreadExitRunsOncePerThread) {
+  std::atomic<int> exits{0};
+  {
+    WorkerPool pool(
+        3, [](const WorkerPool::Task&, int) {}, [&] { exits.fetch_add(1); });
+    ASSERT_TRUE(pool.Submit(MakeTask(0)));
+    EXPECT_EQ(exits.load(), 0);
+    pool.Close();
+    pool.Join();
+    EXPECT_EQ(exits.load(), 3);
+  }
+  EXPECT_EQ(exits.load(), 3);
+}
+
+TEST(WorkerPoolTest, JoinFromATasksOwnThreadDetachesInsteadOfDeadlocking) {
+  // What a callback that shuts its own wheel down does.
+  std::atomic<int> exits{0};
+  Event joined;
+  std::unique_ptr<WorkerPool> pool;
+  std::thread::id task_thread;
+  pool = std::make_unique<WorkerPool>(
+      2,
+      [&](const WorkerPool::Task&, int) {
+        task_thread = std::this_thread::get_id();
+        pool->Close();
+        pool->Join();  // joins the other worker, detaches this one
+        joined.Notify();
+      },
+      [&] { exits.fetch_add(1); });
+  ASSERT_TRUE(pool->Submit(MakeTask(0)));
+  ASSERT_TRUE(joined.WaitWithTimeout(kTimeout))
+      << "Join from a task deadlocked";
+  // The detached thread leaves its loop on its own.
+  ASSERT_TRUE(WaitFor([&] { return exits.load() == 2; }));
+  pool->Join();  // nothing left to join
+  pool.reset();
+  EXPECT_NE(task_thread, std::this_thread::get_id());
+}
+
+TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackAShortQueue) {
+  // Two workers, a slow task first: every task behind it runs on the other
+  // worker while the slow one is still running.
+  for (int fast : {1, 2, 3}) {
+    SCOPED_TRACE(fast);
+    Gate gate;
+    std::atomic<int> fast_done{0};
+    WorkerPool pool(
+        2,
+        [&](const WorkerPool::Task& task, int) {
+          if (IndexOf(task.node) == 0) {
+            gate.Pass();
+          } else {
+            fast_done.fetch_add(1);
+          }
+        },
+        [] {});
+    std::vector<WorkerPool::Task> batch;
+    for (int i = 0; i <= fast; ++i) batch.push_back(MakeTask(i));
+    ASSERT_TRUE(pool.Submit(&batch));
+    EXPECT_TRUE(WaitFor([&] { return fast_done.load() == fast; }))
+        << fast_done.load() << " of " << fast
+        << " fast tasks ran while the slow one held its worker";
+    gate.Open();
+    pool.Close();
+    pool.Join();
+  }
+}
+
+TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackASingleSubmission) {
+  Gate gate;
+  Event slow_started;
+  Event fast_done;
+  WorkerPool pool(
+      2,
+      [&](const WorkerPool::Task& task, int) {
+        if (IndexOf(task.node) == 0) {
+          slow_started.Notify();
+          gate.Pass();
+        } else {
+          fast_done.Notify();
+        }
+      },
+      [] {});
+  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(slow_started.WaitWithTimeout(kTimeout));
+  ASSERT_TRUE(pool.Submit(MakeTask(1)));
+  EXPECT_TRUE(fast_done.WaitWithTimeout(kTimeout));
+  gate.Open();
+  pool.Close();
+  pool.Join();
+}
+
+TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackALongQueue) {
+  // DESIGN.md: "a slow callback never delays other timers while a worker is
+  // free". A bucket's due timers arrive as one batch; with a queue of 8 tasks
+  // and 2 workers, every task queued behind the slow one must still run on
+  // the free worker while the slow one runs.
+  constexpr int kTasks = 8;
+  Gate gate;
+  std::atomic<int> fast_done{0};
+  Recorder recorder;
+  WorkerPool pool(
+      2,
+      [&](const WorkerPool::Task& task, int) {
+        if (IndexOf(task.node) == 0) {
+          gate.Pass();
+        } else {
+          recorder.Record(task);
+          fast_done.fetch_add(1);
+        }
+      },
+      [] {});
+  std::vector<WorkerPool::Task> batch;
+  for (int i = 0; i < kTasks; ++i) batch.push_back(MakeTask(i));
+  ASSERT_TRUE(pool.Submit(&batch));
+  const bool all_ran =
+      WaitFor([&] { return fast_done.load() == kTasks - 1; }, absl::Seconds(2));
+  std::vector<int> ran = recorder.ran();
+  std::sort(ran.begin(), ran.end());
+  EXPECT_TRUE(all_ran) << fast_done.load() << " of " << kTasks - 1
+                       << " fast tasks ran while the slow task held its "
+                          "worker and the other worker was idle; ran: "
+                       << ::testing::PrintToString(ran)
+                       << " (a worker takes a chunk of depth / (2 * workers) "
+                          "tasks, so the slow task's chunk holds the next "
+                          "ones)";
+  gate.Open();
+  pool.Close();
+  pool.Join();
+}
+
+TEST(WorkerPoolTest, OutstandingAndQueueDepthCountQueuedAndRunningTasks) {
+  Gate gate;
+  Event started;
+  std::atomic<int> done{0};
+  WorkerPool pool(
+      1,
+      [&](const WorkerPool::Task& task, int) {
+        if (IndexOf(task.node) == 0) {
+          started.Notify();
+          gate.Pass();
+        }
+        done.fetch_add(1);
+      },
+      [] {});
+  EXPECT_EQ(pool.Outstanding(), 0);
+  EXPECT_EQ(pool.QueueDepth(), 0);
+  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(started.WaitWithTimeout(kTimeout));
+  EXPECT_EQ(pool.Outstanding(), 1);  // running
+  EXPECT_EQ(pool.QueueDepth(), 0);
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(pool.Submit(MakeTask(i)));
+    EXPECT_EQ(pool.QueueDepth(), i);
+    EXPECT_EQ(pool.Outstanding(), i + 1);
+  }
+  std::vector<WorkerPool::Task> batch = {MakeTask(4), MakeTask(5)};
+  ASSERT_TRUE(pool.Submit(&batch));
+  EXPECT_EQ(pool.QueueDepth(), 5);
+  EXPECT_EQ(pool.Outstanding(), 6);
+  gate.Open();
+  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  EXPECT_EQ(pool.QueueDepth(), 0);
+  EXPECT_EQ(done.load(), 6);
+  pool.Close();
+  pool.Join();
+}
+
+TEST(WorkerPoolTest, OutstandingCountsATaskUntilItReturns) {
+  Gate gate;
+  Event started;
+  WorkerPool pool(
+      2,
+      [&](const WorkerPool::Task&, int) {
+        started.Notify();
+        gate.Pass();
+      },
+      [] {});
+  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(started.WaitWithTimeout(kTimeout));
+  absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_EQ(pool.Outstanding(), 1);
+  EXPECT_EQ(pool.QueueDepth(), 0);
+  gate.Open();
+  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  pool.Close();
+  pool.Join();
+}
+
+TEST(WorkerPoolTest, ThreadsAreNamedTwWorkerNAfterTheirWorkerNumber) {
+  constexpr int kWorkers = 3;
+  Mutex mu;
+  std::set<std::string> names;
+  std::atomic<int> running{0};
+  WorkerPool pool(
+      kWorkers,
+      [&](const WorkerPool::Task&, int worker) {
+        char name[16] = {};
+        pthread_getname_np(pthread_self(), name, sizeof(name));
+        {
+          MutexLock lock(&mu);
+          names.insert(name);
+          // The worker number given to the RunFn is the thread's.
+          EXPECT_EQ(std::string(name), "tw-worker-" + std::to_string(worker));
+        }
+        running.fetch_add(1);
+        // Hold this worker until every worker has a task.
+        WaitFor([&] { return running.load() >= kWorkers; });
+      },
+      [] {});
+  for (int i = 0; i < kWorkers; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  ASSERT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  pool.Close();
+  pool.Join();
+  MutexLock lock(&mu);
+  EXPECT_EQ(names, (std::set<std::string>{"tw-worker-0", "tw-worker-1",
+                                          "tw-worker-2"}));
+}
+
+TEST(WorkerPoolTest, SetCurrentThreadNameTruncatesToFifteenCharacters) {
+  std::string got;
+  std::thread thread([&] {
+    SetCurrentThreadName("a-very-long-thread-name");
+    char name[32] = {};
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    got = name;
+  });
+  thread.join();
+  EXPECT_EQ(got, "a-very-long-thr");
+}
+
+}  // namespace
+}  // namespace timingwheel::internal
