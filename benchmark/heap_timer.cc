@@ -1,0 +1,260 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// heap_timer.cc: the baseline timer service of heap_timer.h: an indexed
+// binary min-heap over pooled nodes, one dispatcher thread and a mutex +
+// condition variable callback pool. See the header for why it is built this
+// way and who runs what.
+
+#include "heap_timer.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+namespace timingwheel {
+namespace bench {
+
+// ---------------------------------------------------------------------------
+// CallbackPool
+
+CallbackPool::CallbackPool(int threads) {
+  threads = std::max(threads, 1);
+  threads_.reserve(threads);
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+}
+
+CallbackPool::~CallbackPool() { Shutdown(); }
+
+void CallbackPool::Submit(std::vector<absl::AnyInvocable<void()>>& batch) {
+  if (batch.empty()) return;
+  size_t wake;
+  {
+    MutexLock lock(&mu_);
+    for (auto& f : batch) queue_.push_back(std::move(f));
+    wake = std::min(batch.size(), static_cast<size_t>(idle_));
+  }
+  batch.clear();
+  // Notifying after unlocking spares the woken worker an immediate block on
+  // mu_; a worker that goes idle meanwhile re-checks queue_ before waiting.
+  if (wake == 1) {
+    work_.NotifyOne();
+  } else if (wake > 1) {
+    work_.NotifyAll();
+  }
+}
+
+void CallbackPool::Shutdown() {
+  std::call_once(shutdown_once_, [this] {
+    {
+      MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    work_.NotifyAll();
+    for (std::thread& t : threads_) t.join();
+  });
+}
+
+void CallbackPool::Run() {
+  for (;;) {
+    absl::AnyInvocable<void()> f;
+    {
+      MutexLock lock(&mu_);
+      while (queue_.empty() && !stopping_) {
+        ++idle_;
+        work_.Wait(&mu_);
+        --idle_;
+      }
+      if (queue_.empty()) return;  // Stopping, and everything queued ran.
+      f = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    f();
+    // `f` (and whatever it captured) is destroyed here, with no lock held.
+  }
+}
+
+// ---------------------------------------------------------------------------
+// HeapTimer
+
+bool HeapTimer::Handle::Stop() {
+  return owner_ != nullptr && owner_->StopSlot(slot_, generation_);
+}
+
+HeapTimer::HeapTimer(int workers) : pool_(workers) {
+  dispatcher_ = std::thread([this] { DispatchLoop(); });
+}
+
+HeapTimer::~HeapTimer() { Shutdown(); }
+
+HeapTimer::Handle HeapTimer::AfterFunc(absl::Duration d,
+                                       absl::AnyInvocable<void()> f) {
+  const int64_t now_ns = SteadyNowNs();
+  const int64_t delay_ns = std::max<int64_t>(absl::ToInt64Nanoseconds(d), 0);
+  const int64_t deadline_ns =
+      delay_ns > std::numeric_limits<int64_t>::max() - now_ns
+          ? std::numeric_limits<int64_t>::max()
+          : now_ns + delay_ns;
+  uint32_t slot;
+  uint32_t generation;
+  bool earliest;
+  {
+    MutexLock lock(&mu_);
+    if (shutdown_) return Handle();
+    slot = AllocateSlot();
+    Node& node = NodeAt(slot);
+    node.callback = std::move(f);
+    generation = node.generation;
+    heap_.push_back(Entry{deadline_ns, slot});
+    SiftUp(heap_.size() - 1);
+    // Only a deadline before the dispatcher's next wake-up changes how long
+    // it may sleep.
+    earliest = deadline_ns < wake_at_ns_;
+    if (earliest) wake_at_ns_ = std::numeric_limits<int64_t>::min();
+  }
+  if (earliest) wake_.NotifyOne();
+  return Handle(this, slot, generation);
+}
+
+int64_t HeapTimer::Pending() const {
+  MutexLock lock(&mu_);
+  return static_cast<int64_t>(heap_.size());
+}
+
+int64_t HeapTimer::Shutdown() {
+  int64_t dropped = 0;
+  std::vector<std::unique_ptr<Node[]>> chunks;
+  {
+    MutexLock lock(&mu_);
+    if (!shutdown_) {
+      shutdown_ = true;
+      dropped = static_cast<int64_t>(heap_.size());
+      chunks.swap(chunks_);
+      std::vector<Entry>().swap(heap_);
+      slots_used_ = 0;
+      free_head_ = kNone;
+    }
+  }
+  wake_.NotifyAll();
+  std::call_once(join_once_, [this] {
+    dispatcher_.join();
+    pool_.Shutdown();
+  });
+  return dropped;  // `chunks` and the dropped callbacks die here, unlocked.
+}
+
+bool HeapTimer::StopSlot(uint32_t slot, uint32_t generation) {
+  absl::AnyInvocable<void()> dropped;  // Destroyed after unlocking.
+  MutexLock lock(&mu_);
+  if (shutdown_ || slot >= slots_used_) return false;
+  Node& node = NodeAt(slot);
+  if (node.generation != generation || node.heap_index == kNone) return false;
+  RemoveAt(node.heap_index);
+  dropped = FreeSlot(slot);
+  return true;
+}
+
+void HeapTimer::DispatchLoop() {
+  std::vector<absl::AnyInvocable<void()>> batch;
+  batch.reserve(kMaxBatch);
+  for (;;) {
+    {
+      MutexLock lock(&mu_);
+      int64_t now_ns;
+      for (;;) {
+        if (shutdown_) return;
+        if (heap_.empty()) {
+          wake_at_ns_ = std::numeric_limits<int64_t>::max();
+          wake_.Wait(&mu_);
+          wake_at_ns_ = std::numeric_limits<int64_t>::min();
+          continue;
+        }
+        now_ns = SteadyNowNs();
+        const int64_t next_ns = heap_[0].deadline_ns;
+        if (next_ns <= now_ns) break;
+        // Sleep at most a day at a time: far deadlines stay representable.
+        constexpr int64_t kDayNs = int64_t{86400} * 1000 * 1000 * 1000;
+        wake_at_ns_ = std::min(next_ns, now_ns + kDayNs);
+        wake_.WaitUntil(&mu_, wake_at_ns_);
+        wake_at_ns_ = std::numeric_limits<int64_t>::min();
+      }
+      while (!heap_.empty() && heap_[0].deadline_ns <= now_ns &&
+             batch.size() < kMaxBatch) {
+        const uint32_t slot = heap_[0].slot;
+        RemoveAt(0);
+        batch.push_back(FreeSlot(slot));
+      }
+    }
+    pool_.Submit(batch);
+  }
+}
+
+uint32_t HeapTimer::AllocateSlot() {
+  if (free_head_ != kNone) {
+    const uint32_t slot = free_head_;
+    free_head_ = NodeAt(slot).next_free;
+    return slot;
+  }
+  if ((slots_used_ & (kChunkSize - 1)) == 0) {
+    chunks_.push_back(std::make_unique<Node[]>(kChunkSize));
+  }
+  return slots_used_++;
+}
+
+absl::AnyInvocable<void()> HeapTimer::FreeSlot(uint32_t slot) {
+  Node& node = NodeAt(slot);
+  absl::AnyInvocable<void()> callback = std::move(node.callback);
+  node.callback = nullptr;
+  node.heap_index = kNone;
+  ++node.generation;
+  node.next_free = free_head_;
+  free_head_ = slot;
+  return callback;
+}
+
+void HeapTimer::Place(size_t i, Entry e) {
+  heap_[i] = e;
+  NodeAt(e.slot).heap_index = static_cast<uint32_t>(i);
+}
+
+void HeapTimer::SiftUp(size_t i) {
+  const Entry e = heap_[i];
+  while (i > 0) {
+    const size_t parent = (i - 1) / 2;
+    if (heap_[parent].deadline_ns <= e.deadline_ns) break;
+    Place(i, heap_[parent]);
+    i = parent;
+  }
+  Place(i, e);
+}
+
+void HeapTimer::SiftDown(size_t i) {
+  const Entry e = heap_[i];
+  const size_t n = heap_.size();
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n &&
+        heap_[child + 1].deadline_ns < heap_[child].deadline_ns)
+      ++child;
+    if (heap_[child].deadline_ns >= e.deadline_ns) break;
+    Place(i, heap_[child]);
+    i = child;
+  }
+  Place(i, e);
+}
+
+void HeapTimer::RemoveAt(size_t i) {
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) return;  // Removed the last entry itself.
+  Place(i, last);
+  if (i > 0 && heap_[(i - 1) / 2].deadline_ns > last.deadline_ns) {
+    SiftUp(i);
+  } else {
+    SiftDown(i);
+  }
+}
+
+}  // namespace bench
+}  // namespace timingwheel

@@ -1,0 +1,256 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// heap_timer.h: `HeapTimer`, the baseline every benchmark compares to.
+//
+// This is the timer service a careful engineer writes when no timer library
+// is at hand, so beating it is what justifies timingwheel. It is meant to be
+// a fair opponent, not a strawman:
+//   * one binary min-heap of (deadline, node) pairs under one mutex; each
+//     node knows its heap position, so Stop removes it in O(log n) instead of
+//     leaving a tombstone behind;
+//   * nodes live in a pool (chunks of 64Ki, never moved, recycled through a
+//     free list): no allocation per timer once the pool is warm, and a handle
+//     is a (slot, generation) pair, so a stale handle never stops a newer
+//     timer that reuses its slot;
+//   * one dispatcher thread sleeps on a condition variable until the top
+//     deadline; AfterFunc wakes it only when the new deadline is earlier
+//     than the one it already sleeps until (a timer that became the earliest
+//     and was stopped again leaves one harmless early wake-up), pops what
+//     is due in batches of at most `kMaxBatch` (so callers are not locked out
+//     for long) and hands the callbacks to `CallbackPool`;
+//   * `CallbackPool` is the usual mutex + condition variable queue that
+//     workers pop one callback at a time from; it wakes only idle workers.
+// Adding and stopping cost O(log n) under the one lock every caller shares;
+// that lock and the heap's cache misses at millions of timers are exactly
+// what the wheel is designed to avoid.
+//
+// Example:
+//
+//   timingwheel::bench::HeapTimer timers(/*workers=*/2);
+//   timingwheel::bench::HeapTimer::Handle h =
+//       timers.AfterFunc(absl::Seconds(1), [] { Retry(); });
+//   h.Stop();  // true: Retry() will never start
+//   timers.Shutdown();
+//
+// Threads and locks
+// -----------------
+//   * callers (any thread): AfterFunc, Handle::Stop, Pending, Shutdown.
+//   * the dispatcher thread: moves due callbacks out of the heap.
+//   * `workers` pool threads: run the callbacks.
+// Locks: `HeapTimer::mu_` guards the heap and the node pool;
+// `CallbackPool::mu_` guards the queue. Both are leaves: the dispatcher
+// releases `HeapTimer::mu_` before it calls `CallbackPool::Submit`, and no
+// lock is held while a callback runs (callbacks may call AfterFunc and Stop;
+// they must not call Shutdown, which joins the threads).
+// The Stop contract: Stop returns true if the timer was still in the heap;
+// once the dispatcher took it out, the callback will run and Stop returns
+// false. Handles must not be used after the HeapTimer is destroyed.
+
+#ifndef TIMINGWHEEL_BENCHMARK_HEAP_TIMER_H_
+#define TIMINGWHEEL_BENCHMARK_HEAP_TIMER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/time/time.h"
+
+namespace timingwheel {
+namespace bench {
+
+// std::mutex with clang thread-safety annotations (see STYLE.md: TSan sees
+// std::mutex, and clang checks the ABSL_GUARDED_BY fields below).
+class ABSL_LOCKABLE Mutex {
+ public:
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
+  void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
+
+ private:
+  friend class CondVar;
+  std::mutex mu_;
+};
+
+class ABSL_SCOPED_LOCKABLE MutexLock {
+ public:
+  explicit MutexLock(Mutex* mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {
+    mu_->Lock();
+  }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+  ~MutexLock() ABSL_UNLOCK_FUNCTION() { mu_->Unlock(); }
+
+ private:
+  Mutex* const mu_;
+};
+
+// std::condition_variable over `Mutex`. Waits release `mu` while blocked and
+// hold it again on return; they may return spuriously.
+class CondVar {
+ public:
+  void Wait(Mutex* mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    cv_.wait(lock);
+    lock.release();
+  }
+  // Waits until `deadline_ns` on the steady clock (see `SteadyNowNs`).
+  void WaitUntil(Mutex* mu, int64_t deadline_ns)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    cv_.wait_until(lock, std::chrono::steady_clock::time_point(
+                             std::chrono::nanoseconds(deadline_ns)));
+    lock.release();
+  }
+  void NotifyOne() { cv_.notify_one(); }
+  void NotifyAll() { cv_.notify_all(); }
+
+ private:
+  std::condition_variable cv_;
+};
+
+// Nanoseconds on std::chrono::steady_clock.
+inline int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A fixed set of threads running callbacks from one FIFO queue.
+// Thread-safe.
+class CallbackPool {
+ public:
+  explicit CallbackPool(int threads);
+  CallbackPool(const CallbackPool&) = delete;
+  CallbackPool& operator=(const CallbackPool&) = delete;
+  ~CallbackPool();  // Shutdown().
+
+  // Queues every callback of `batch` (which is left empty) and wakes up to
+  // `batch.size()` idle workers.
+  void Submit(std::vector<absl::AnyInvocable<void()>>& batch)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Runs what is already queued, then joins the workers. Idempotent.
+  // Must not be called from a worker.
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+
+  Mutex mu_;
+  CondVar work_;  // Signalled when queue_ grows or stopping_ is set.
+  std::deque<absl::AnyInvocable<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  int idle_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // Written only by ctor and Shutdown.
+  std::once_flag shutdown_once_;
+};
+
+class HeapTimer {
+ public:
+  // Refers to one timer; cheap to copy. A default-constructed handle, or one
+  // returned after Shutdown, refers to nothing and Stop returns false.
+  class Handle {
+   public:
+    Handle() = default;
+
+    // Returns true if this call removed the timer before the dispatcher took
+    // it: its callback will never start. False if it already fired (or was
+    // handed to the pool), was stopped, or the timer service is shut down.
+    bool Stop();
+
+    explicit operator bool() const { return owner_ != nullptr; }
+
+   private:
+    friend class HeapTimer;
+    Handle(HeapTimer* owner, uint32_t slot, uint32_t generation)
+        : owner_(owner), slot_(slot), generation_(generation) {}
+
+    HeapTimer* owner_ = nullptr;
+    uint32_t slot_ = 0;
+    uint32_t generation_ = 0;
+  };
+
+  // Starts the dispatcher and `workers` (at least 1) pool threads.
+  explicit HeapTimer(int workers);
+  HeapTimer(const HeapTimer&) = delete;
+  HeapTimer& operator=(const HeapTimer&) = delete;
+  ~HeapTimer();  // Shutdown().
+
+  // Runs `f` on a pool thread once `d` has passed (`d <= 0`: as soon as
+  // possible). After Shutdown, drops `f` and returns an empty handle.
+  Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Timers in the heap.
+  int64_t Pending() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Drops every timer in the heap (their callbacks never run), runs the
+  // callbacks already handed to the pool, joins every thread. Returns how
+  // many timers it dropped; later calls return 0. Not from a callback.
+  int64_t Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  static constexpr int kChunkBits = 16;
+  static constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
+  static constexpr size_t kMaxBatch = 1024;
+
+  struct Node {
+    absl::AnyInvocable<void()> callback;
+    uint32_t heap_index = kNone;  // Position in heap_; kNone if not in it.
+    uint32_t generation = 0;      // Bumped each time the slot is freed.
+    uint32_t next_free = kNone;   // Free-list link while the slot is free.
+  };
+  // The deadline is copied next to the slot so that sifting compares entries
+  // of one contiguous array instead of chasing node pointers.
+  struct Entry {
+    int64_t deadline_ns;
+    uint32_t slot;
+  };
+
+  bool StopSlot(uint32_t slot, uint32_t generation) ABSL_LOCKS_EXCLUDED(mu_);
+  void DispatchLoop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  Node& NodeAt(uint32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return chunks_[slot >> kChunkBits][slot & (kChunkSize - 1)];
+  }
+  uint32_t AllocateSlot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves the callback out, bumps the generation, returns the slot to the
+  // free list.
+  absl::AnyInvocable<void()> FreeSlot(uint32_t slot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Heap primitives; each keeps Node::heap_index in step with heap_.
+  void Place(size_t i, Entry e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SiftUp(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SiftDown(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveAt(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  CallbackPool pool_;
+  mutable Mutex mu_;
+  CondVar wake_;  // Signalled on a new earliest timer and on Shutdown.
+  std::vector<std::unique_ptr<Node[]>> chunks_ ABSL_GUARDED_BY(mu_);
+  uint32_t slots_used_ ABSL_GUARDED_BY(mu_) = 0;  // Slots ever handed out.
+  uint32_t free_head_ ABSL_GUARDED_BY(mu_) = kNone;
+  std::vector<Entry> heap_ ABSL_GUARDED_BY(mu_);
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  // When the dispatcher wakes up next: INT64_MAX while it waits for a first
+  // timer, INT64_MIN while it is awake (it re-reads the heap before sleeping).
+  int64_t wake_at_ns_ ABSL_GUARDED_BY(mu_) =
+      std::numeric_limits<int64_t>::min();
+  std::thread dispatcher_;  // Written only by the ctor; joined by Shutdown.
+  std::once_flag join_once_;
+};
+
+}  // namespace bench
+}  // namespace timingwheel
+
+#endif  // TIMINGWHEEL_BENCHMARK_HEAP_TIMER_H_

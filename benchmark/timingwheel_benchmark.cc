@@ -1,0 +1,641 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// timingwheel_benchmark.cc: the performance budget of DESIGN.md section 4,
+// measured for timingwheel next to the baselines a user would otherwise use.
+//
+// Every scenario is a function template over an implementation adapter and
+// is registered once per implementation, one argument at a time, so that the
+// output prints the three side by side:
+//   * Wheel: timingwheel::TimingWheel (tick 1 ms, wheel_size 20, 2 workers);
+//   * Heap:  bench::HeapTimer, an indexed min-heap + dispatcher + 2 workers
+//            (heap_timer.h), the baseline every benchmark compares to;
+//   * Asio:  bench::AsioTimer, Boost.Asio steady_timers on one io thread
+//            (asio_timer.h); built only when Boost was found
+//            (TIMINGWHEEL_HAVE_ASIO).
+//
+// Scenarios:
+//   BM_AfterFuncStop_Firing/N  N timers pending at (i % 10000) ms, firing
+//                              while we measure; one op = AfterFunc(1 s) +
+//                              Stop(). The reference benchmark of the Go port
+//                              (329/363/440 ns/op at 1M/5M/10M).
+//   BM_AfterFuncStop_Quiet/N   the same with the N timers 10-20 min out.
+//   BM_AfterFuncStop_Threads   Quiet, 1M pending, 1/2/4 calling threads;
+//                              items_per_second is the total rate.
+//   BM_Fire                    1M timers uniform over 1 s, all fire:
+//                              scheduling rate, time to the last fire,
+//                              lateness percentiles (and p99 of the timers
+//                              due after scheduling ended), early fires,
+//                              lost timers.
+//   BM_Burst                   10M timers due in the same tick: callbacks/s
+//                              from the deadline to the last callback (the
+//                              manual time), and from the first callback to
+//                              the last; the first callback's lateness.
+//   BM_Memory/N                RSS bytes per pending timer.
+//   BM_Idle                    process CPU over 10 s with 1M timers 1 h out.
+//
+// The heavy scenarios run a fixed number of iterations: building millions of
+// timers is setup, done before the timed loop, and Google Benchmark would
+// otherwise repeat it for every iteration-count probe. The default suite
+// takes a few minutes; `--benchmark_filter` picks scenarios, and
+// `--benchmark_repetitions=3 --benchmark_report_aggregates_only=true` gives
+// medians.
+//
+// Correctness is checked on the way: a failed AfterFunc, a Stop that should
+// have succeeded, a Pending() that does not match, a timer that never fires
+// or fires early shows up as a counter and a line on stderr.
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "benchmark/benchmark.h"
+#include "heap_timer.h"
+#include "timingwheel/timingwheel.h"
+#ifdef TIMINGWHEEL_HAVE_ASIO
+#include "asio_timer.h"
+#endif
+
+namespace timingwheel {
+namespace bench {
+namespace {
+
+constexpr int kWorkers = 2;
+
+// ---------------------------------------------------------------------------
+// Adapters: the same mini-API over each implementation.
+//   explicit Impl(int workers);
+//   Handle AfterFunc(absl::Duration, absl::AnyInvocable<void()>);  // Stop()
+//   int64_t Pending(); int64_t Shutdown(); int64_t errors();
+
+class Wheel {
+ public:
+  using Handle = timingwheel::Timer;
+
+  explicit Wheel(int workers) {
+    Options options;
+    options.tick = absl::Milliseconds(1);
+    options.wheel_size = 20;
+    options.workers = workers;
+    absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
+        TimingWheel::Create(std::move(options));
+    if (!wheel.ok()) {
+      std::fprintf(stderr, "TimingWheel::Create: %s\n",
+                   wheel.status().ToString().c_str());
+      std::abort();
+    }
+    wheel_ = *std::move(wheel);
+  }
+
+  Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f) {
+    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, std::move(f));
+    if (!timer.ok()) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      return Handle();
+    }
+    return *std::move(timer);
+  }
+  int64_t Pending() const { return wheel_->Pending(); }
+  int64_t Shutdown() { return wheel_->Shutdown(); }
+  int64_t errors() const { return errors_.load(std::memory_order_relaxed); }
+
+ private:
+  std::unique_ptr<TimingWheel> wheel_;
+  std::atomic<int64_t> errors_{0};
+};
+
+// HeapTimer and AsioTimer already have the mini-API; they cannot fail.
+template <class T>
+class Baseline {
+ public:
+  using Handle = typename T::Handle;
+
+  explicit Baseline(int workers) : impl_(workers) {}
+
+  Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f) {
+    return impl_.AfterFunc(d, std::move(f));
+  }
+  int64_t Pending() const { return impl_.Pending(); }
+  int64_t Shutdown() { return impl_.Shutdown(); }
+  int64_t errors() const { return 0; }
+
+ private:
+  T impl_;
+};
+
+using Heap = Baseline<HeapTimer>;
+#ifdef TIMINGWHEEL_HAVE_ASIO
+using Asio = Baseline<AsioTimer>;
+#endif
+
+// ---------------------------------------------------------------------------
+// Helpers.
+
+int64_t NowNs() { return SteadyNowNs(); }
+
+// The DESIGN.md reference shape: delays (i % 10000) ms.
+template <class Impl>
+void ScheduleFiring(Impl& impl, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    impl.AfterFunc(absl::Milliseconds(i % 10000), [] {});
+  }
+}
+
+// Nothing fires during the benchmark: delays 10 to 20 minutes.
+template <class Impl>
+void ScheduleQuiet(Impl& impl, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    impl.AfterFunc(absl::Minutes(10) + absl::Milliseconds(i % 600000), [] {});
+  }
+}
+
+// Records a problem as a counter and on stderr, without hiding the timing.
+void Problem(benchmark::State& state, const char* counter, int64_t value) {
+  if (value == 0) return;
+  state.counters[counter] = static_cast<double>(value);
+  std::fprintf(stderr, "PROBLEM (in the next result row): %s = %lld\n", counter,
+               static_cast<long long>(value));
+}
+
+// Resident set size of this process, from /proc/self/status.
+int64_t VmRssBytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  int64_t kb = -1;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    long long value;
+    if (std::sscanf(line, "VmRSS: %lld kB", &value) == 1) {
+      kb = value;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kb < 0 ? -1 : kb * 1024;
+}
+
+// Hands memory freed by earlier benchmarks back to the kernel, so that the
+// next RSS delta is not absorbed by reused free blocks.
+void TrimHeap() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+int64_t ContextSwitches() {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_nvcsw + usage.ru_nivcsw;
+}
+
+// Counts callbacks and lets the benchmark thread wait for the n-th one.
+class Countdown {
+ public:
+  explicit Countdown(int64_t n) : n_(n) {}
+
+  // Called by each callback. The acq_rel increments chain, so the thread that
+  // sees WaitAll succeed also sees what every callback wrote before Hit().
+  void Hit() {
+    if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+      const int64_t now = NowNs();
+      std::lock_guard<std::mutex> lock(mu_);
+      last_ns_ = now;
+      done_ = true;
+      cv_.notify_all();
+    }
+  }
+
+  // Waits until all n fired or until `until_ns`; returns how many fired.
+  int64_t WaitAll(int64_t until_ns) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock,
+                   std::chrono::steady_clock::time_point(
+                       std::chrono::nanoseconds(until_ns)),
+                   [this] { return done_; });
+    return count_.load(std::memory_order_acquire);
+  }
+
+  // When the n-th callback ran (valid after WaitAll returned n).
+  int64_t last_ns() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_ns_;
+  }
+
+ private:
+  const int64_t n_;
+  std::atomic<int64_t> count_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int64_t last_ns_ = 0;
+  bool done_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// 1. AfterFunc + Stop with N timers pending.
+
+constexpr int64_t kStopOps = 2'000'000;        // Per benchmark run.
+constexpr int64_t kThreadStopOps = 1'000'000;  // Per thread.
+
+template <class Impl>
+void RunAfterFuncStop(benchmark::State& state, Impl& impl) {
+  const absl::Duration one_second = absl::Seconds(1);
+  int64_t stop_failed = 0;
+  for (auto _ : state) {
+    typename Impl::Handle timer = impl.AfterFunc(one_second, [] {});
+    if (!timer.Stop()) ++stop_failed;
+  }
+  state.SetItemsProcessed(state.iterations());
+  Problem(state, "stop_failed", stop_failed);
+}
+
+template <class Impl>
+void BM_AfterFuncStop_Firing(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Impl impl(kWorkers);
+  ScheduleFiring(impl, n);
+  RunAfterFuncStop(state, impl);
+  impl.Shutdown();
+  Problem(state, "afterfunc_errors", impl.errors());
+}
+
+template <class Impl>
+void BM_AfterFuncStop_Quiet(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Impl impl(kWorkers);
+  ScheduleQuiet(impl, n);
+  RunAfterFuncStop(state, impl);
+  Problem(state, "pending_off_by", impl.Pending() - n);
+  Problem(state, "shutdown_off_by", impl.Shutdown() - n);
+  Problem(state, "afterfunc_errors", impl.errors());
+}
+
+// 2. The same from several threads. Thread 0 builds the shared timers before
+// the loop and tears them down after it; the loop's implicit start and end
+// barriers keep the other threads from touching `shared` outside that window.
+constexpr int64_t kThreadsPending = 1'000'000;
+
+template <class Impl>
+void BM_AfterFuncStop_Threads(benchmark::State& state) {
+  static std::unique_ptr<Impl> shared;  // One per Impl.
+  if (state.thread_index() == 0) {
+    shared = std::make_unique<Impl>(kWorkers);
+    ScheduleQuiet(*shared, kThreadsPending);
+  }
+  const absl::Duration one_second = absl::Seconds(1);
+  int64_t stop_failed = 0;
+  for (auto _ : state) {
+    // `shared` is read only inside the loop, between the two barriers.
+    typename Impl::Handle timer = shared->AfterFunc(one_second, [] {});
+    if (!timer.Stop()) ++stop_failed;
+  }
+  state.SetItemsProcessed(state.iterations());
+  Problem(state, "stop_failed", stop_failed);
+  if (state.thread_index() == 0) {
+    Problem(state, "pending_off_by", shared->Pending() - kThreadsPending);
+    Problem(state, "afterfunc_errors", shared->errors());
+    shared->Shutdown();
+    shared.reset();
+  }
+}
+
+// 3. 1M timers with delays uniform over 1 s; all fire.
+constexpr int64_t kFireTimers = 1'000'000;
+
+template <class Impl>
+void BM_Fire(benchmark::State& state) {
+  std::mt19937_64 rng(20260101);
+  std::uniform_int_distribution<int64_t> uniform(0, 999'999'999);
+  std::vector<int64_t> delay_ns(kFireTimers);
+  for (int64_t& d : delay_ns) d = uniform(rng);
+  std::vector<int64_t> deadline_ns(kFireTimers);
+  constexpr int64_t kNotFired = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> lateness_ns;  // Over all iterations.
+  // Of the timers due after scheduling ended (no caller competing for CPU).
+  std::vector<int64_t> quiet_lateness_ns;
+  double sched_seconds = 0;
+  double last_fire_seconds = 0;
+  int64_t lost = 0;
+  int64_t errors = 0;
+
+  for (auto _ : state) {
+    std::vector<int64_t> late(kFireTimers, kNotFired);
+    Countdown countdown(kFireTimers);
+    struct Probe {
+      int64_t* late;
+      const int64_t* deadline;
+      Countdown* countdown;
+    } probe{late.data(), deadline_ns.data(), &countdown};
+    Impl impl(kWorkers);
+
+    const int64_t start_ns = NowNs();
+    for (int64_t i = 0; i < kFireTimers; ++i) {
+      // Read before AfterFunc: the implementation reads its clock later, so
+      // a negative lateness is a genuinely early fire.
+      deadline_ns[i] = NowNs() + delay_ns[i];
+      const Probe* p = &probe;
+      impl.AfterFunc(absl::Nanoseconds(delay_ns[i]), [p, i] {
+        p->late[i] = NowNs() - p->deadline[i];
+        p->countdown->Hit();
+      });
+    }
+    const int64_t scheduled_ns = NowNs();
+    const int64_t fired = countdown.WaitAll(
+        scheduled_ns + absl::ToInt64Nanoseconds(absl::Seconds(30)));
+    impl.Shutdown();  // After this no callback writes `late` any more.
+    errors += impl.errors();
+
+    const int64_t end_ns = fired == kFireTimers ? countdown.last_ns() : NowNs();
+    lost += kFireTimers - fired;
+    sched_seconds += (scheduled_ns - start_ns) * 1e-9;
+    last_fire_seconds += (end_ns - start_ns) * 1e-9;
+    state.SetIterationTime((end_ns - start_ns) * 1e-9);
+    for (int64_t i = 0; i < kFireTimers; ++i) {
+      if (late[i] == kNotFired) continue;
+      lateness_ns.push_back(late[i]);
+      if (deadline_ns[i] > scheduled_ns) quiet_lateness_ns.push_back(late[i]);
+    }
+  }
+
+  const double iterations = static_cast<double>(state.iterations());
+  state.SetItemsProcessed(state.iterations() * kFireTimers);
+  state.counters["sched_per_s"] = kFireTimers * iterations / sched_seconds;
+  state.counters["last_fire_ms"] = last_fire_seconds * 1e3 / iterations;
+  std::sort(lateness_ns.begin(), lateness_ns.end());
+  std::sort(quiet_lateness_ns.begin(), quiet_lateness_ns.end());
+  auto percentile_ms = [](const std::vector<int64_t>& sorted, double q) {
+    if (sorted.empty()) return 0.0;
+    const size_t i =
+        std::min(sorted.size() - 1, static_cast<size_t>(q * sorted.size()));
+    return sorted[i] * 1e-6;
+  };
+  state.counters["late_p50_ms"] = percentile_ms(lateness_ns, 0.5);
+  state.counters["late_p99_ms"] = percentile_ms(lateness_ns, 0.99);
+  state.counters["late_p999_ms"] = percentile_ms(lateness_ns, 0.999);
+  state.counters["late_p99_after_sched_ms"] =
+      percentile_ms(quiet_lateness_ns, 0.99);
+  state.counters["late_max_ms"] =
+      lateness_ns.empty() ? 0.0 : lateness_ns.back() * 1e-6;
+  const int64_t early = std::count_if(lateness_ns.begin(), lateness_ns.end(),
+                                      [](int64_t l) { return l < 0; });
+  state.counters["early"] = static_cast<double>(early);
+  state.counters["lost"] = static_cast<double>(lost);
+  Problem(state, "early_fires", early);
+  Problem(state, "lost_timers", lost);
+  Problem(state, "afterfunc_errors", errors);
+}
+
+// 4. 10M timers due in the same tick, 2 workers: callbacks per second.
+// All timers share one absolute deadline, far enough out for scheduling to
+// finish first: the margin comes from timing 200k AfterFuncs on a scratch
+// instance, and an attempt whose scheduling overran the deadline is thrown
+// away and retried with twice the margin. Each callback does one shared
+// atomic increment (Countdown), the same for every implementation.
+// Counters: callbacks_per_s from the deadline to the last callback (the
+// manual time); pool_callbacks_per_s from the first callback to the last
+// (the hand-off and the workers alone); first_fire_ms, the first callback's
+// lateness (work an implementation does at the deadline before any
+// callback starts, e.g. cascading a bucket).
+constexpr int64_t kBurstTimers = 10'000'000;
+
+template <class Impl>
+int64_t BurstMarginNs() {
+  constexpr int64_t kProbe = 200'000;
+  Impl scratch(kWorkers);
+  const int64_t start_ns = NowNs();
+  for (int64_t i = 0; i < kProbe; ++i) {
+    scratch.AfterFunc(absl::Hours(1), [] {});
+  }
+  const int64_t per_timer_ns = (NowNs() - start_ns) / kProbe;
+  scratch.Shutdown();
+  return 1'000'000'000 + 3 * per_timer_ns * kBurstTimers;
+}
+
+struct BurstResult {
+  bool overran = false;  // Scheduling went past the deadline: retry.
+  int64_t lost = 0;
+  int64_t errors = 0;
+  double seconds = 0;       // Deadline to last callback.
+  double pool_seconds = 0;  // First callback to last callback.
+  double first_ms = 0;      // First callback's lateness.
+};
+
+template <class Impl>
+BurstResult RunBurst(int64_t margin_ns) {
+  BurstResult result;
+  Countdown countdown(kBurstTimers);
+  std::atomic<int64_t> first_ns{0};
+  struct Probe {
+    Countdown* countdown;
+    std::atomic<int64_t>* first_ns;
+  } probe{&countdown, &first_ns};
+  const Probe* p = &probe;
+  Impl impl(kWorkers);
+
+  const int64_t due_ns = NowNs() + margin_ns;
+  for (int64_t i = 0; i < kBurstTimers; ++i) {
+    impl.AfterFunc(absl::Nanoseconds(due_ns - NowNs()), [p] {
+      if (p->first_ns->load(std::memory_order_relaxed) == 0) {
+        int64_t zero = 0;
+        p->first_ns->compare_exchange_strong(zero, NowNs(),
+                                             std::memory_order_relaxed);
+      }
+      p->countdown->Hit();
+    });
+  }
+  if (NowNs() >= due_ns) {
+    result.overran = true;
+    impl.Shutdown();
+    return result;
+  }
+  const int64_t fired =
+      countdown.WaitAll(due_ns + absl::ToInt64Nanoseconds(absl::Seconds(120)));
+  const int64_t end_ns = fired == kBurstTimers ? countdown.last_ns() : NowNs();
+  impl.Shutdown();
+  result.errors = impl.errors();
+  result.lost = kBurstTimers - fired;
+  const int64_t first = first_ns.load();
+  result.first_ms = (first - due_ns) * 1e-6;
+  result.seconds = std::max<int64_t>(end_ns - due_ns, 1) * 1e-9;
+  result.pool_seconds = std::max<int64_t>(end_ns - first, 1) * 1e-9;
+  return result;
+}
+
+template <class Impl>
+void BM_Burst(benchmark::State& state) {
+  BurstResult total;
+  int64_t retries = 0;
+  for (auto _ : state) {
+    int64_t margin_ns = BurstMarginNs<Impl>();
+    BurstResult r = RunBurst<Impl>(margin_ns);
+    while (r.overran && retries < 3) {
+      ++retries;
+      margin_ns *= 2;
+      r = RunBurst<Impl>(margin_ns);
+    }
+    if (r.overran) {
+      state.SkipWithError("scheduling 10M timers kept overrunning the margin");
+      break;
+    }
+    total.lost += r.lost;
+    total.errors += r.errors;
+    total.seconds += r.seconds;
+    total.pool_seconds += r.pool_seconds;
+    total.first_ms += r.first_ms;
+    state.SetIterationTime(r.seconds);
+  }
+  if (state.error_occurred()) return;
+  const double iterations = static_cast<double>(state.iterations());
+  state.SetItemsProcessed(state.iterations() * kBurstTimers);
+  state.counters["callbacks_per_s"] = kBurstTimers * iterations / total.seconds;
+  state.counters["pool_callbacks_per_s"] =
+      kBurstTimers * iterations / total.pool_seconds;
+  state.counters["first_fire_ms"] = total.first_ms / iterations;
+  state.counters["lost"] = static_cast<double>(total.lost);
+  Problem(state, "lost_timers", total.lost);
+  Problem(state, "afterfunc_errors", total.errors);
+  if (retries > 0) {
+    std::fprintf(stderr,
+                 "note: BM_Burst needed %lld retries with a longer "
+                 "margin\n",
+                 static_cast<long long>(retries));
+  }
+}
+
+// 5. RSS per pending timer (empty-capture callback, 1 h out).
+template <class Impl>
+void BM_Memory(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  double bytes_per_timer = 0;
+  double rss_mb = 0;
+  int64_t errors = 0;
+  for (auto _ : state) {
+    state.PauseTiming();  // Trimming what earlier benchmarks freed is slow.
+    TrimHeap();
+    Impl impl(kWorkers);
+    state.ResumeTiming();
+    const int64_t before = VmRssBytes();
+    for (int64_t i = 0; i < n; ++i) {
+      impl.AfterFunc(absl::Hours(1) + absl::Milliseconds(i % 10000), [] {});
+    }
+    const int64_t after = VmRssBytes();
+    bytes_per_timer += static_cast<double>(after - before) / n;
+    rss_mb += (after - before) / 1048576.0;
+    Problem(state, "pending_off_by", impl.Pending() - n);
+    impl.Shutdown();
+    errors += impl.errors();
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  state.SetItemsProcessed(state.iterations() * n);
+  state.counters["bytes_per_timer"] = bytes_per_timer / iterations;
+  state.counters["rss_delta_mb"] = rss_mb / iterations;
+  Problem(state, "afterfunc_errors", errors);
+}
+
+// 6. CPU burnt by the process while 1M timers wait 1 h and nothing is due.
+constexpr int64_t kIdleTimers = 1'000'000;
+constexpr absl::Duration kIdleWindow = absl::Seconds(10);
+
+template <class Impl>
+void BM_Idle(benchmark::State& state) {
+  Impl impl(kWorkers);
+  for (int64_t i = 0; i < kIdleTimers; ++i) {
+    impl.AfterFunc(absl::Hours(1) + absl::Milliseconds(i % 10000), [] {});
+  }
+  double cpu_seconds = 0;
+  double wall_seconds = 0;
+  int64_t switches = 0;
+  for (auto _ : state) {
+    const double cpu0 = ProcessCpuSeconds();
+    const int64_t switches0 = ContextSwitches();
+    const absl::Time wall0 = absl::Now();
+    absl::SleepFor(kIdleWindow);
+    wall_seconds += absl::ToDoubleSeconds(absl::Now() - wall0);
+    switches += ContextSwitches() - switches0;
+    cpu_seconds += ProcessCpuSeconds() - cpu0;
+  }
+  const double scale = absl::ToDoubleSeconds(kIdleWindow) / wall_seconds;
+  state.SetItemsProcessed(state.iterations() * kIdleTimers);
+  state.counters["cpu_ms_per_10s"] = cpu_seconds * 1e3 * scale;
+  // Voluntary + involuntary switches of all threads: roughly the wake-ups.
+  state.counters["ctx_switches_per_10s"] = switches * scale;
+  Problem(state, "pending_off_by", impl.Pending() - kIdleTimers);
+  impl.Shutdown();
+  Problem(state, "afterfunc_errors", impl.errors());
+}
+
+// ---------------------------------------------------------------------------
+// Registration: each scenario and argument for every implementation in turn,
+// so that the output lists them side by side.
+
+#ifdef TIMINGWHEEL_HAVE_ASIO
+#define TW_BENCHMARK_ALL(fn, ...)            \
+  BENCHMARK_TEMPLATE(fn, Wheel) __VA_ARGS__; \
+  BENCHMARK_TEMPLATE(fn, Heap) __VA_ARGS__;  \
+  BENCHMARK_TEMPLATE(fn, Asio) __VA_ARGS__
+#else
+#define TW_BENCHMARK_ALL(fn, ...)            \
+  BENCHMARK_TEMPLATE(fn, Wheel) __VA_ARGS__; \
+  BENCHMARK_TEMPLATE(fn, Heap) __VA_ARGS__
+#endif
+
+void StopOptions(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kNanosecond)->UseRealTime()->Iterations(kStopOps);
+}
+
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Firing, ->Apply(StopOptions)->Arg(1'000'000));
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Firing, ->Apply(StopOptions)->Arg(5'000'000));
+TW_BENCHMARK_ALL(
+    BM_AfterFuncStop_Firing, ->Apply(StopOptions)->Arg(10'000'000));
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Quiet, ->Apply(StopOptions)->Arg(1'000'000));
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Quiet, ->Apply(StopOptions)->Arg(5'000'000));
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Quiet, ->Apply(StopOptions)->Arg(10'000'000));
+
+void ThreadsOptions(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kNanosecond)->UseRealTime()->Iterations(kThreadStopOps);
+}
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(1));
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(2));
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(4));
+
+TW_BENCHMARK_ALL(
+    BM_Fire, ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1));
+TW_BENCHMARK_ALL(
+    BM_Burst, ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1));
+
+void MemoryOptions(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+}
+TW_BENCHMARK_ALL(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
+TW_BENCHMARK_ALL(BM_Memory, ->Apply(MemoryOptions)->Arg(10'000'000));
+
+TW_BENCHMARK_ALL(
+    BM_Idle, ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1));
+
+}  // namespace
+}  // namespace bench
+}  // namespace timingwheel
+
+BENCHMARK_MAIN();
