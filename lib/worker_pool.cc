@@ -17,8 +17,7 @@ void SetCurrentThreadName(const char* name) {
 
 WorkerPool::WorkerPool(int workers, RunFn run,
                        std::function<void()> on_thread_exit)
-    : run_(std::move(run)),
-      on_thread_exit_(std::move(on_thread_exit)) {
+    : run_(std::move(run)), on_thread_exit_(std::move(on_thread_exit)) {
   threads_.reserve(workers);
   for (int i = 0; i < workers; ++i) {
     threads_.emplace_back([this, i] { Loop(i); });
