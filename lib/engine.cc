@@ -71,24 +71,55 @@ Engine::Engine(const Options& options, absl::Duration origin)
       max_deadline_ns_(kMaxInt64 / tick_ns_ * tick_ns_),
       max_pending_(options.max_pending),
       workers_(options.workers),
+      executor_(options.executor),
       queue_(clock_, origin_, tick_ns_),
       level0_(std::make_unique<WheelLevel>(1, options.wheel_size, 0, &queue_,
                                            /*closed=*/false)) {}
 
 Engine::~Engine() = default;
 
-void Engine::Start() {
-  // Each thread holds a reference until its last instruction.
-  refs_.fetch_add(2 + workers_, std::memory_order_relaxed);
-  for (int i = 0; i < workers_; ++i) {
-    lateness_.push_back(std::make_unique<LatencyHistogram>());
+Engine::HandedOffTask::~HandedOffTask() {
+  if (engine_ == nullptr) return;  // ran, or moved from
+  // The executor destroyed it unrun: the timer counts as stopped.
+  if (std::optional<WorkerPool::Task> task =
+          engine_->pool_->DropHandedOff(id_)) {
+    uint64_t expected = MakeStateWord(task->generation, State::kDispatched);
+    if (task->node->CasState(
+            expected, MakeStateWord(task->generation, State::kStopped))) {
+      engine_->AddPending(-1);
+      engine_->stopped_.Add(1);
+    }
+    task->node->Unref();
   }
-  pool_ = std::make_unique<WorkerPool>(
-      workers_,
-      [this](const WorkerPool::Task& task, int worker) {
-        RunTask(task, worker);
-      },
-      [this] { Unref(); });
+  engine_->Unref();
+}
+
+void Engine::HandedOffTask::operator()() {
+  Engine* engine = std::exchange(engine_, nullptr);
+  if (engine == nullptr) return;
+  engine->pool_->RunHandedOff(id_);
+  engine->Unref();
+}
+
+void Engine::Start() {
+  auto run = [this](const WorkerPool::Task& task, int worker) {
+    RunTask(task, worker);
+  };
+  if (executor_) {
+    // The user's executor runs the callbacks: no worker threads.
+    lateness_.push_back(std::make_unique<LatencyHistogram>());
+    pool_ = std::make_unique<WorkerPool>(run, [this](uint64_t id) {
+      Ref();  // released by the HandedOffTask
+      executor_(HandedOffTask(this, id));
+    });
+  } else {
+    for (int i = 0; i < workers_; ++i) {
+      lateness_.push_back(std::make_unique<LatencyHistogram>());
+    }
+    refs_.fetch_add(workers_, std::memory_order_relaxed);  // one per thread
+    pool_ = std::make_unique<WorkerPool>(workers_, run, [this] { Unref(); });
+  }
+  refs_.fetch_add(2, std::memory_order_relaxed);  // the poller and advancer
   poller_ = std::thread([this] {
     PollerLoop();
     Unref();
@@ -171,11 +202,13 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
   auto* node =
       new TimerNode(this, std::move(f), absl::ToInt64Nanoseconds(period),
                     std::move(scheduler), /*refs=*/2);
-  const ArmResult result = ArmNew(node, *deadline, now_ns);
-  if (result == ArmResult::kArmed) {
+  std::vector<WorkerPool::Task> due;  // allocates only when d <= 0
+  const ArmResult result = ArmNew(node, *deadline, now_ns, &due);
+  if (result == ArmResult::kArmed && (due.empty() || pool_->Submit(&due))) {
     scheduled_.Add(1);
     return node;
   }
+  if (!due.empty()) CancelPending(node, 0);  // the pool is closed
   if (result == ArmResult::kClosed) CancelUnplaced(node, 0, /*count=*/false);
   node->Unref();  // the wheel's
   node->Unref();  // the handle's: it is never returned
@@ -220,18 +253,20 @@ Engine::ArmResult Engine::Dispatch(TimerNode* node, uint64_t gen,
   if (!node->CasState(expected, MakeStateWord(gen, State::kDispatched))) {
     return ArmResult::kDropped;  // stopped meanwhile
   }
-  if (batch != nullptr) {
-    batch->push_back({node, gen, node->deadline_ns});
-    return ArmResult::kArmed;
+  batch->push_back({node, gen, node->deadline_ns});
+  return ArmResult::kArmed;
+}
+
+void Engine::SubmitBatch(std::vector<WorkerPool::Task>* batch) {
+  if (batch->empty() || pool_->Submit(batch)) return;
+  // Shut down meanwhile: these were pending, so Shutdown counts them.
+  for (const WorkerPool::Task& task : *batch) {
+    if (CancelPending(task.node, task.generation)) {
+      cancelled_after_run_.fetch_add(1, std::memory_order_relaxed);
+    }
+    task.node->Unref();
   }
-  if (pool_->Submit(WorkerPool::Task{node, gen, node->deadline_ns})) {
-    return ArmResult::kArmed;
-  }
-  // Shut down: back to kPending, so that the caller's CancelUnplaced and a
-  // racing Stop agree on who accounts for it.
-  expected = MakeStateWord(gen, State::kDispatched);
-  node->CasState(expected, MakeStateWord(gen, State::kPending));
-  return ArmResult::kClosed;
+  batch->clear();
 }
 
 void Engine::CancelUnplaced(TimerNode* node, uint64_t gen, bool count) {
@@ -301,6 +336,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
 
   bool was_pending = false;
   bool drop_reference = false;
+  std::vector<WorkerPool::Task> due;
   {
     SpinLockHolder lock(&node->mu);
     for (;;) {
@@ -345,7 +381,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
         return was_pending;
       }
       if (!own_reference) node->Ref();
-      switch (Arm(node, *deadline, now_ns, gen + 1, nullptr)) {
+      switch (Arm(node, *deadline, now_ns, gen + 1, &due)) {
         case ArmResult::kArmed:
           break;
         case ArmResult::kClosed:
@@ -362,6 +398,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
       break;
     }
   }
+  SubmitBatch(&due);
   if (drop_reference) node->Unref();
   return was_pending;
 }
@@ -424,13 +461,7 @@ void Engine::AdvancerLoop() {
         }
       }
       nodes.clear();
-      if (!pool_->Submit(&batch)) {
-        for (const WorkerPool::Task& task : batch) {
-          CancelPending(task.node, task.generation);
-          dropped.push_back(task.node);
-        }
-        batch.clear();
-      }
+      SubmitBatch(&batch);
       // Released with no node lock held: the last reference deletes the node.
       for (TimerNode* node : dropped) node->Unref();
       dropped.clear();
@@ -498,7 +529,19 @@ std::optional<int64_t> Engine::NextRun(TimerNode* node, int64_t deadline_ns) {
 
 bool Engine::AfterRun(TimerNode* node, uint64_t gen,
                       std::optional<int64_t> next_ns) {
-  SpinLockHolder lock(&node->mu);
+  std::vector<WorkerPool::Task> due;
+  bool handed_on;
+  {
+    SpinLockHolder lock(&node->mu);
+    handed_on = Rearm(node, gen, next_ns, &due);
+  }
+  SubmitBatch(&due);  // with no lock held: an executor may run it inline
+  return handed_on;
+}
+
+bool Engine::Rearm(TimerNode* node, uint64_t gen,
+                   std::optional<int64_t> next_ns,
+                   std::vector<WorkerPool::Task>* due) {
   for (;;) {
     uint64_t word = node->LoadState();
     if (StateOf(word) != State::kRunningArmed) {
@@ -520,7 +563,7 @@ bool Engine::AfterRun(TimerNode* node, uint64_t gen,
       continue;  // a Stop won: re-read
     }
     node->has_rearm = false;
-    switch (Arm(node, deadline_ns, NowNs(), gen + 1, nullptr)) {
+    switch (Arm(node, deadline_ns, NowNs(), gen + 1, due)) {
       case ArmResult::kArmed:
         return true;
       case ArmResult::kClosed:
@@ -533,15 +576,22 @@ bool Engine::AfterRun(TimerNode* node, uint64_t gen,
 }
 
 int64_t Engine::Shutdown() {
+  bool first;
   {
     MutexLock lock(&shutdown_mu_);
-    if (shutdown_started_) {
+    first = !shutdown_started_;
+    shutdown_started_ = true;
+    if (!first) {
       // A callback must not wait for the Shutdown that waits for it.
       if (tls_engine == this) return 0;
       while (!shutdown_done_) shutdown_cv_.Wait(&shutdown_mu_);
-      return 0;
     }
-    shutdown_started_ = true;
+  }
+  if (!first) {
+    // The first Shutdown may have come from a callback, which it could not
+    // wait for; this caller can.
+    pool_->WaitNoneRunning();
+    return 0;
   }
   closed_.store(true, std::memory_order_release);
   queue_.Close();

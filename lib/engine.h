@@ -44,9 +44,11 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -111,6 +113,22 @@ class Engine {
   int64_t QueuedBuckets() const { return queue_.size(); }
 
  private:
+  // What the user's executor gets for one due timer: runs it, or, destroyed
+  // unrun, stops it. Holds a reference to the engine.
+  class HandedOffTask {
+   public:
+    HandedOffTask(Engine* engine, uint64_t id) : engine_(engine), id_(id) {}
+    HandedOffTask(HandedOffTask&& other) noexcept
+        : engine_(std::exchange(other.engine_, nullptr)), id_(other.id_) {}
+    HandedOffTask& operator=(HandedOffTask&&) = delete;
+    ~HandedOffTask();
+    void operator()();
+
+   private:
+    Engine* engine_;
+    uint64_t id_;
+  };
+
   enum class ArmResult {
     kArmed,    // linked into a bucket or handed to the workers
     kDropped,  // stopped meanwhile: the caller releases its reference
@@ -141,18 +159,23 @@ class Engine {
                                         const char* caller) const;
 
   // Sets the node's deadline and links it into the wheel, or dispatches it if
-  // it is due (into `batch` when given, else straight to the pool). The node
-  // is in state (gen, kPending) and the caller hands over one reference.
+  // it is due (into `batch`, which the caller submits with SubmitBatch once
+  // it holds no lock). The node is in state (gen, kPending) and the caller
+  // hands over one reference.
   ArmResult Arm(TimerNode* node, int64_t deadline_ns, int64_t now_ns,
                 uint64_t gen, std::vector<WorkerPool::Task>* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   // Arm for a node that no other thread can see yet: it needs no node lock,
   // since it becomes visible only through the level (or pool) mutex that
   // publishes it, and the caller touches it no more after that.
-  ArmResult ArmNew(TimerNode* node, int64_t deadline_ns,
-                   int64_t now_ns) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    return Arm(node, deadline_ns, now_ns, 0, nullptr);
+  ArmResult ArmNew(TimerNode* node, int64_t deadline_ns, int64_t now_ns,
+                   std::vector<WorkerPool::Task>* batch)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return Arm(node, deadline_ns, now_ns, 0, batch);
   }
+  // Hands due timers to the workers; if the wheel was shut down meanwhile,
+  // cancels them (Shutdown counts them). Call with no lock held.
+  void SubmitBatch(std::vector<WorkerPool::Task>* batch);
   // Links the node at `expiration_tick`, or dispatches it when due.
   ArmResult Place(TimerNode* node, int64_t expiration_tick, uint64_t gen,
                   std::vector<WorkerPool::Task>* batch)
@@ -171,6 +194,10 @@ class Engine {
   // `next_ns` is the next deadline by the timer's schedule, or nullopt when
   // it is one-shot or its schedule ended.
   bool AfterRun(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns);
+  // AfterRun's work under the node lock; due re-arms go to `due`.
+  bool Rearm(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns,
+             std::vector<WorkerPool::Task>* due)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   // A periodic timer's next deadline after the run for `deadline_ns`; nullopt
   // when its schedule ends. Called with no lock held.
   std::optional<int64_t> NextRun(TimerNode* node, int64_t deadline_ns);
@@ -183,6 +210,7 @@ class Engine {
   const int64_t max_deadline_ns_;
   const int64_t max_pending_;
   const int workers_;
+  const std::function<void(absl::AnyInvocable<void()>)> executor_;
 
   std::atomic<int64_t> refs_{1};
   std::atomic<bool> closed_{false};

@@ -9,6 +9,12 @@
 #include <utility>
 
 namespace timingwheel::internal {
+namespace {
+
+// The pool whose task this thread is running, if any.
+thread_local const WorkerPool* tls_running_pool = nullptr;
+
+}  // namespace
 void SetCurrentThreadName(const char* name) {
   std::string truncated(name);
   truncated.resize(std::min<size_t>(truncated.size(), 15));
@@ -24,9 +30,56 @@ WorkerPool::WorkerPool(int workers, RunFn run,
   }
 }
 
+WorkerPool::WorkerPool(RunFn run,
+                       absl::AnyInvocable<void(uint64_t id)> hand_off)
+    : run_(std::move(run)), hand_off_(std::move(hand_off)) {}
+
 WorkerPool::~WorkerPool() = default;
 
+void WorkerPool::RunHandedOff(uint64_t id) {
+  Task task;
+  {
+    MutexLock lock(&mu_);
+    auto it = handed_off_.find(id);
+    if (it == handed_off_.end()) return;  // taken back by Close
+    task = it->second;
+    handed_off_.erase(it);
+    ++running_;
+  }
+  tls_running_pool = this;
+  run_(task, 0);
+  tls_running_pool = nullptr;
+  MutexLock lock(&mu_);
+  --running_;
+  cv_.NotifyAll();
+}
+
+std::optional<WorkerPool::Task> WorkerPool::DropHandedOff(uint64_t id) {
+  MutexLock lock(&mu_);
+  auto it = handed_off_.find(id);
+  if (it == handed_off_.end()) return std::nullopt;
+  const Task task = it->second;
+  handed_off_.erase(it);
+  return task;
+}
+
 bool WorkerPool::Submit(std::vector<Task>* tasks) {
+  if (hand_off_) {
+    // One id per task, handed off with no lock held: the user's executor may
+    // run the closure inline.
+    std::vector<uint64_t> ids;
+    {
+      MutexLock lock(&mu_);
+      if (closed_) return false;
+      for (const Task& task : *tasks) {
+        ids.push_back(next_id_);
+        handed_off_.emplace(next_id_++, task);
+      }
+    }
+    tasks->clear();
+    for (uint64_t id : ids) hand_off_(id);
+    return true;
+  }
   MutexLock lock(&mu_);
   if (closed_) return false;
   queue_.insert(queue_.end(), tasks->begin(), tasks->end());
@@ -36,6 +89,10 @@ bool WorkerPool::Submit(std::vector<Task>* tasks) {
 }
 
 bool WorkerPool::Submit(Task task) {
+  if (hand_off_) {
+    std::vector<Task> one{task};
+    return Submit(&one);
+  }
   MutexLock lock(&mu_);
   if (closed_) return false;
   queue_.push_back(task);
@@ -57,9 +114,11 @@ void WorkerPool::Loop(int index) {
       queue_.pop_front();
       ++running_;
     }
+    tls_running_pool = this;
     run_(task, index);
+    tls_running_pool = nullptr;
     MutexLock lock(&mu_);
-    --running_;
+    if (--running_ == 0) cv_.NotifyAll();
   }
   // A copy: the last act of the thread may destroy the pool.
   std::function<void()> on_exit = on_thread_exit_;
@@ -72,10 +131,22 @@ std::vector<WorkerPool::Task> WorkerPool::Close() {
   cv_.NotifyAll();
   std::vector<Task> left(queue_.begin(), queue_.end());
   queue_.clear();
+  for (const auto& [id, task] : handed_off_) left.push_back(task);
+  handed_off_.clear();
   return left;
 }
 
+void WorkerPool::WaitNoneRunning() {
+  const int64_t own = tls_running_pool == this ? 1 : 0;
+  MutexLock lock(&mu_);
+  while (running_ > own) cv_.Wait(&mu_);
+}
+
 void WorkerPool::Join() {
+  if (hand_off_) {
+    WaitNoneRunning();
+    return;
+  }
   for (std::thread& thread : threads_) {
     if (!thread.joinable()) continue;
     if (thread.get_id() == std::this_thread::get_id()) {
@@ -88,12 +159,12 @@ void WorkerPool::Join() {
 
 int64_t WorkerPool::Outstanding() const {
   MutexLock lock(&mu_);
-  return static_cast<int64_t>(queue_.size()) + running_;
+  return static_cast<int64_t>(queue_.size() + handed_off_.size()) + running_;
 }
 
 int64_t WorkerPool::QueueDepth() const {
   MutexLock lock(&mu_);
-  return static_cast<int64_t>(queue_.size());
+  return static_cast<int64_t>(queue_.size() + handed_off_.size());
 }
 
 }  // namespace timingwheel::internal

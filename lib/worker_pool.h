@@ -9,6 +9,13 @@
 // one task at a time, so a slow callback holds back no task that another,
 // free worker could run.
 //
+// With an executor of the user's (Options::executor) the pool starts no
+// threads: Submit registers each task under an id and hands the id to
+// `hand_off`, which gives the user's executor a closure that calls RunHandedOff
+// (or DropHandedOff, when the executor destroys the closure unrun). Close takes
+// back the tasks not started, as for the queue, and Join waits until no task
+// runs.
+//
 // A task names a timer node and the generation it was dispatched with; the
 // pool only calls `run` with it. Whether the callback really starts (it may
 // have been stopped or reset since) is decided by the runner.
@@ -23,7 +30,9 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -49,7 +58,16 @@ class WorkerPool {
   WorkerPool(int workers, RunFn run, std::function<void()> on_thread_exit);
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
+  // Starts no threads: each task is handed to `hand_off` (see above).
+  WorkerPool(RunFn run, absl::AnyInvocable<void(uint64_t id)> hand_off);
   ~WorkerPool();  // Precondition: Join() was called.
+
+  // Executor mode: runs the task registered under `id`, if Close did not take
+  // it back; on the calling thread, as worker 0.
+  void RunHandedOff(uint64_t id) ABSL_LOCKS_EXCLUDED(mu_);
+  // Executor mode: the closure for `id` is destroyed unrun. Returns the task if
+  // it was still registered (the caller cancels it).
+  std::optional<Task> DropHandedOff(uint64_t id) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Queues `tasks` (emptied). Returns false, leaving `tasks` as they were,
   // once the pool is closed.
@@ -61,7 +79,11 @@ class WorkerPool {
   std::vector<Task> Close() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Joins every thread except the calling one, which is detached instead.
-  void Join();
+  // Executor mode: waits until no task runs (but the caller's own).
+  void Join() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Waits until no task runs but the caller's own (when it runs one).
+  void WaitNoneRunning() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Tasks queued or running.
   int64_t Outstanding() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -73,12 +95,17 @@ class WorkerPool {
 
   RunFn run_;
   const std::function<void()> on_thread_exit_;
+  // Executor mode when set.
+  absl::AnyInvocable<void(uint64_t id)> hand_off_;
 
   mutable Mutex mu_;
   CondVar cv_;
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
   int64_t running_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  // Executor mode: tasks handed off and not started, by id.
+  std::unordered_map<uint64_t, Task> handed_off_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::vector<std::thread> threads_;
 };

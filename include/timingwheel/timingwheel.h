@@ -64,6 +64,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/functional/any_invocable.h"
@@ -91,6 +92,13 @@ struct Options {
   // Most timers pending at once; AfterFunc and Every beyond it fail with
   // ResourceExhausted. 0 = unlimited.
   int64_t max_pending = 0;
+  // Runs callbacks on your executor instead of the built-in worker pool
+  // (`workers` is then ignored and no worker thread is started). Each due
+  // timer is handed over as one task: call it once, on any thread, to run the
+  // callback (it does nothing if the timer was stopped meanwhile); destroying
+  // it unrun stops the timer. It may be called inline. Shutdown cancels the
+  // tasks not started yet (they then do nothing) and waits for those running.
+  std::function<void(absl::AnyInvocable<void()> task)> executor;
 };
 
 // A snapshot of a wheel's counters (TimingWheel::GetStats). Exact when the
