@@ -293,6 +293,8 @@ bool Engine::CancelPending(TimerNode* node, uint64_t gen) {
   }
 }
 
+TimerNode* Engine::CurrentTimer() { return tls_node; }
+
 bool Engine::Stop(TimerNode* node) {
   for (;;) {
     uint64_t word = node->LoadState();

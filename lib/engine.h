@@ -92,6 +92,8 @@ class Engine {
   const Clock& clock() const { return *clock_; }
 
   bool Stop(TimerNode* node);
+  // The timer whose callback runs on this thread, or nullptr.
+  static TimerNode* CurrentTimer();
   bool Reset(TimerNode* node, absl::Duration d);
 
   int64_t Pending() const;

@@ -46,6 +46,13 @@ Timer::~Timer() {
   if (node_ != nullptr) node_->Unref();
 }
 
+Timer Timer::Current() {
+  internal::TimerNode* node = internal::Engine::CurrentTimer();
+  if (node == nullptr) return Timer();
+  node->Ref();
+  return Timer(node);
+}
+
 bool Timer::Stop() { return node_ != nullptr && node_->engine->Stop(node_); }
 
 bool Timer::Reset(absl::Duration d) {

@@ -14,10 +14,9 @@
 //   backoff.initial = absl::Milliseconds(100);
 //   backoff.max = absl::Seconds(10);
 //   backoff.max_attempts = 8;
-//   timingwheel::Timer retry = wheel->ScheduleFunc(
-//       timingwheel::ExponentialBackoff(backoff), [&] {
-//         if (TryConnect()) retry.Stop();
-//       }).value();
+//   wheel->ScheduleFunc(timingwheel::ExponentialBackoff(backoff), [] {
+//     if (TryConnect()) timingwheel::Timer::Current().Stop();
+//   });
 //
 // Thread-safety: a Scheduler is called by one thread at a time (the wheel
 // guarantees it); the factories' schedulers keep no shared state.

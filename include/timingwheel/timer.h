@@ -81,6 +81,16 @@ class Timer {
     return Reset(absl::FromChrono(d));
   }
 
+  // The timer whose callback is running on the calling thread, or an empty
+  // handle outside callbacks. Lets a callback stop or reset its own timer
+  // without sharing the handle AfterFunc returned (which the callback could
+  // otherwise read before the caller has stored it):
+  //
+  //   wheel->Every(absl::Seconds(1), [&] {
+  //     if (++beats == 5) timingwheel::Timer::Current().Stop();
+  //   });
+  static Timer Current();
+
   // True if the handle refers to a timer.
   explicit operator bool() const { return node_ != nullptr; }
 

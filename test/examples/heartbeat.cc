@@ -17,17 +17,14 @@ int main() {
 
   std::atomic<int> beats{0};
   std::promise<void> done;
-  timingwheel::Timer heartbeat;
-  // The callback reads `heartbeat`: the first beat is 10 ms away, long after
-  // the assignment below.
-  heartbeat = wheel
-                  ->Every(absl::Milliseconds(10),
-                          [&] {
-                            if (++beats == 5 && heartbeat.Stop()) {
-                              done.set_value();
-                            }
-                          })
-                  .value();
+  // Timer::Current() is the timer whose callback is running: the callback
+  // needs no copy of the handle that Every returns.
+  auto heartbeat = wheel->Every(absl::Milliseconds(10), [&] {
+    if (++beats == 5 && timingwheel::Timer::Current().Stop()) {
+      done.set_value();
+    }
+  });
+  if (!heartbeat.ok()) return 1;
 
   done.get_future().wait();
   std::printf("beats=%d pending=%lld\n", beats.load(),

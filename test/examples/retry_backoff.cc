@@ -32,15 +32,13 @@ int main() {
 
   std::atomic<int> attempts{0};
   std::promise<void> connected;
-  timingwheel::Timer retry;
-  retry = wheel
-              ->ScheduleFunc(timingwheel::ExponentialBackoff(backoff),
-                             [&] {
-                               if (TryConnect(++attempts) && retry.Stop()) {
-                                 connected.set_value();
-                               }
-                             })
-              .value();
+  auto retry =
+      wheel->ScheduleFunc(timingwheel::ExponentialBackoff(backoff), [&] {
+        if (TryConnect(++attempts) && timingwheel::Timer::Current().Stop()) {
+          connected.set_value();
+        }
+      });
+  if (!retry.ok()) return 1;
 
   connected.get_future().wait();
   std::printf("connected after %d attempts, pending=%lld\n", attempts.load(),
