@@ -1,0 +1,1626 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// timingwheel_test.cc: the contract of TimingWheel and Timer
+// (include/timingwheel/timingwheel.h, timer.h), driven by a ManualClock so
+// that every check is exact: advance the clock, wait until the wheel is idle
+// (TimingWheelTestPeer::WaitIdle), then look at what ran. Covered:
+//   * timing: never before the deadline; a tick-aligned deadline fires when the
+//     clock reaches it, an unaligned one by the next tick; d <= 0 runs as soon
+//     as possible on a worker, never inline; jumps of days and of 100 years;
+//     every level boundary +-1 tick fires at exactly its tick; the worked
+//     example of DESIGN.md;
+//   * structure: thread names; `workers = N` runs N callbacks at once, and a
+//     slow callback holds back no other while a worker is free;
+//   * Stop / Reset: every return value of the contract, concurrent Stops, a
+//     timer queued for a worker but not started, Reset keeps the other timers
+//     of its old bucket, repeated Resets, Reset from the callback, after
+//     Shutdown, of a periodic timer;
+//   * Every: period, schedule, skipped runs, Stop from its own callback, runs
+//     never overlap;
+//   * Pending() and max_pending;
+//   * re-entrancy: callbacks call AfterFunc, Stop, Reset, Pending and Shutdown
+//     on their own wheel (under a deadlock guard);
+//   * faults: throwing callbacks, Shutdown of 100k timers, Shutdown latency,
+//     use after Shutdown and after the wheel is gone, concurrent Shutdown,
+//     Shutdown cancels timers queued for a busy worker and waits for a
+//     callback that shut the wheel down itself;
+//   * bad input: InvalidArgument naming the argument and its value;
+//   * the std::chrono overloads.
+
+#include "timingwheel/timingwheel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "engine.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+#include "timingwheel/clock.h"
+#include "timingwheel/timer.h"
+#include "wheel_level.h"
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define TIMINGWHEEL_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define TIMINGWHEEL_TEST_SANITIZED 1
+#endif
+#endif
+
+namespace timingwheel {
+namespace {
+
+using ::testing::HasSubstr;
+
+#ifdef TIMINGWHEEL_TEST_SANITIZED
+constexpr int kSlowdown = 10;  // sanitizers make real-time bounds looser
+#else
+constexpr int kSlowdown = 1;
+#endif
+
+constexpr absl::Duration kTick = absl::Milliseconds(1);
+constexpr absl::Duration kYear = absl::Hours(24 * 365);
+// How long a test waits for something that should happen at once before it
+// gives up; only ever reached when the test fails.
+constexpr absl::Duration kPatience = absl::Seconds(10);
+
+// Records every run of a callback: how many, when by the clock, and on which
+// thread. Callbacks hold it by shared_ptr, so it outlives every run.
+class Probe {
+ public:
+  explicit Probe(std::shared_ptr<Clock> clock) : clock_(std::move(clock)) {}
+
+  static absl::AnyInvocable<void()> Record(std::shared_ptr<Probe> probe) {
+    return [probe] { probe->OnRun(); };
+  }
+
+  int runs() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int>(times_.size());
+  }
+  // Clock readings of every run, in order.
+  std::vector<absl::Duration> times() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return times_;
+  }
+  absl::Duration last_run() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return times_.empty() ? -absl::InfiniteDuration() : times_.back();
+  }
+  std::thread::id last_thread() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return thread_;
+  }
+
+ private:
+  void OnRun() {
+    std::lock_guard<std::mutex> lock(mu_);
+    times_.push_back(clock_->Now());
+    thread_ = std::this_thread::get_id();
+  }
+
+  const std::shared_ptr<Clock> clock_;
+  mutable std::mutex mu_;
+  std::vector<absl::Duration> times_;
+  std::thread::id thread_;
+};
+
+// A one-shot gate: callbacks block in Wait until the test opens it (or the
+// patience runs out, so a failing test does not hang).
+class Gate {
+ public:
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  // True if opened, false on timeout.
+  bool Wait(absl::Duration limit = kPatience) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, absl::ToChronoNanoseconds(limit),
+                        [this] { return open_; });
+  }
+  bool is_open() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return open_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Spins (yielding) until `done()` or the patience runs out; returns done().
+bool Eventually(const std::function<bool()>& done,
+                absl::Duration limit = kPatience) {
+  const absl::Time give_up = absl::Now() + limit;
+  while (!done()) {
+    if (absl::Now() > give_up) return done();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// Runs `scenario` on its own thread and fails if it has not returned within
+// `limit`. A deadlocked thread cannot be reclaimed (and std::async's future
+// would wait for it forever), so after reporting the deadlock the binary
+// aborts instead of hanging.
+void ExpectFinishesWithin(absl::Duration limit,
+                          std::function<void()> scenario) {
+  std::future<void> done = std::async(std::launch::async, std::move(scenario));
+  if (done.wait_for(absl::ToChronoNanoseconds(limit)) !=
+      std::future_status::ready) {
+    ADD_FAILURE() << "deadlock: the scenario did not finish within " << limit;
+    std::fprintf(stderr, "deadlock: scenario still running after %s\n",
+                 absl::FormatDuration(limit).c_str());
+    std::fflush(stderr);
+    std::abort();
+  }
+  done.get();
+}
+
+Options DefaultOptions() {
+  Options options;
+  options.tick = kTick;
+  options.wheel_size = 20;
+  options.workers = 2;
+  return options;
+}
+
+class TimingWheelTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start(); }
+
+  // Replaces the wheel with one on clock_ built from `options`.
+  void Start(Options options = DefaultOptions()) {
+    wheel_.reset();
+    options.clock = clock_;
+    absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
+        TimingWheel::Create(std::move(options));
+    ASSERT_TRUE(wheel.ok()) << wheel.status();
+    wheel_ = *std::move(wheel);
+  }
+
+  void WaitIdle() { TimingWheelTestPeer::WaitIdle(*wheel_); }
+  // Moves the clock forward by `d` and waits until everything due has run.
+  void Advance(absl::Duration d) {
+    clock_->Advance(d);
+    WaitIdle();
+  }
+  // Moves the clock to `t` (never backwards) and waits.
+  void AdvanceTo(absl::Duration t) { Advance(t - clock_->Now()); }
+
+  std::shared_ptr<Probe> NewProbe() { return std::make_shared<Probe>(clock_); }
+
+  // AfterFunc(d) recording into `probe`; the test fails if it is refused.
+  Timer After(absl::Duration d, const std::shared_ptr<Probe>& probe) {
+    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, Probe::Record(probe));
+    EXPECT_TRUE(timer.ok()) << timer.status();
+    return timer.ok() ? *timer : Timer();
+  }
+  Timer EveryProbe(absl::Duration period, const std::shared_ptr<Probe>& probe) {
+    absl::StatusOr<Timer> timer = wheel_->Every(period, Probe::Record(probe));
+    EXPECT_TRUE(timer.ok()) << timer.status();
+    return timer.ok() ? *timer : Timer();
+  }
+
+  internal::Engine& engine() { return TimingWheelTestPeer::GetEngine(*wheel_); }
+
+  const std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::unique_ptr<TimingWheel> wheel_;
+};
+
+// ---------------------------------------------------------------------------
+// Timing
+
+TEST_F(TimingWheelTest, AlignedDeadlineFiresExactlyWhenTheClockReachesIt) {
+  auto probe = NewProbe();
+  After(absl::Milliseconds(5), probe);
+  Advance(absl::Milliseconds(5) - absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 0);
+  Advance(absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(probe->last_run(), absl::Milliseconds(5));
+  Advance(absl::Hours(1));
+  EXPECT_EQ(probe->runs(), 1);
+}
+
+TEST_F(TimingWheelTest, NeverRunsBeforeItsDeadline) {
+  // Deadlines on and off the tick grid, at several levels; the clock moves in
+  // steps of a third of a tick, so it also stops between ticks.
+  const absl::Duration delays[] = {absl::Nanoseconds(1),
+                                   absl::Microseconds(999),
+                                   kTick,
+                                   absl::Microseconds(1001),
+                                   absl::Microseconds(19500),
+                                   absl::Milliseconds(20),
+                                   absl::Microseconds(20001),
+                                   absl::Microseconds(123456),
+                                   absl::Milliseconds(401)};
+  std::vector<std::pair<absl::Duration, std::shared_ptr<Probe>>> timers;
+  for (absl::Duration d : delays) {
+    timers.emplace_back(d, NewProbe());
+    After(d, timers.back().second);
+  }
+  const absl::Duration step = kTick / 3;
+  while (clock_->Now() < absl::Milliseconds(410)) {
+    Advance(step);
+    const absl::Duration now = clock_->Now();
+    for (const auto& [d, probe] : timers) {
+      if (now < d) {
+        EXPECT_EQ(probe->runs(), 0) << "delay " << d << " ran early at " << now;
+      } else if (now >= absl::Ceil(d, kTick)) {
+        EXPECT_EQ(probe->runs(), 1) << "delay " << d << " missing at " << now;
+      }
+    }
+  }
+  for (const auto& [d, probe] : timers) {
+    ASSERT_EQ(probe->runs(), 1) << d;
+    EXPECT_GE(probe->last_run(), d);
+    // By the first stop of the clock at or after the next tick boundary.
+    EXPECT_LT(probe->last_run(), absl::Ceil(d, kTick) + step) << d;
+  }
+}
+
+TEST_F(TimingWheelTest, UnalignedDeadlineFiresByTheNextTickBoundary) {
+  auto probe = NewProbe();
+  After(absl::Microseconds(5300), probe);
+  Advance(absl::Microseconds(5300) - absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 0);
+  AdvanceTo(absl::Milliseconds(6));
+  ASSERT_EQ(probe->runs(), 1);
+  EXPECT_GE(probe->last_run(), absl::Microseconds(5300));
+}
+
+TEST_F(TimingWheelTest, ZeroAndNegativeDelaysRunOnAWorkerNeverInline) {
+  for (absl::Duration d : {absl::ZeroDuration(), -absl::Nanoseconds(1),
+                           -absl::Hours(1), -100 * kYear}) {
+    auto probe = NewProbe();
+    After(d, probe);
+    WaitIdle();  // the clock does not move
+    ASSERT_EQ(probe->runs(), 1) << d;
+    EXPECT_NE(probe->last_thread(), std::this_thread::get_id()) << d;
+    EXPECT_EQ(probe->last_run(), absl::ZeroDuration());
+  }
+}
+
+TEST_F(TimingWheelTest, JumpsOfDaysAndYearsAreProcessedInOneAdvance) {
+  auto days = NewProbe();
+  auto century = NewProbe();
+  After(absl::Hours(24 * 3), days);
+  After(100 * kYear, century);
+  Advance(absl::Hours(24 * 3) - absl::Nanoseconds(1));
+  EXPECT_EQ(days->runs(), 0);
+  Advance(absl::Nanoseconds(1));
+  EXPECT_EQ(days->runs(), 1);
+  EXPECT_EQ(century->runs(), 0);
+  AdvanceTo(100 * kYear - kTick);
+  EXPECT_EQ(century->runs(), 0);
+  Advance(kTick);
+  EXPECT_EQ(century->runs(), 1);
+  EXPECT_EQ(century->last_run(), 100 * kYear);
+}
+
+TEST_F(TimingWheelTest, TimerOneHundredYearsOutFiresAfterOneAdvance) {
+  auto probe = NewProbe();
+  After(100 * kYear, probe);
+  Advance(100 * kYear);
+  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// Each level boundary of the defaults (tick 1 ms, wheel_size 20), +-1 tick:
+// delays 20^k ms - 1, 20^k, 20^k + 1 for k = 1..9 (19 ms .. 16 years). The
+// wheel is created at 0 and the timer armed at `start`; the levels do not move
+// while nothing is due, so a non-zero start also arms it against a stale
+// `current`. The timer must fire at exactly start + delay, not a tick earlier.
+class LevelBoundaryTest
+    : public TimingWheelTest,
+      public ::testing::WithParamInterface<std::tuple<int, int, int64_t>> {};
+
+TEST_P(LevelBoundaryTest, FiresAtExactlyItsTickAndNotOneTickEarlier) {
+  const auto [level, offset_ticks, start_ms] = GetParam();
+  int64_t span = 1;
+  for (int i = 0; i < level; ++i) span *= 20;
+  const absl::Duration delay = (span + offset_ticks) * kTick;
+  const absl::Duration start = absl::Milliseconds(start_ms);
+  Advance(start);
+  auto probe = NewProbe();
+  After(delay, probe);
+  // Approach the deadline in a few jumps, so that the timer cascades at
+  // different points on the way.
+  for (absl::Duration at : {start + delay / 3, start + delay / 2,
+                            start + delay - 2 * kTick, start + delay - kTick}) {
+    AdvanceTo(at);
+    ASSERT_EQ(probe->runs(), 0) << "ran early, at " << clock_->Now();
+  }
+  Advance(kTick);
+  ASSERT_EQ(probe->runs(), 1);
+  EXPECT_EQ(probe->last_run(), start + delay);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Defaults, LevelBoundaryTest,
+    ::testing::Combine(::testing::Range(1, 10), ::testing::Values(-1, 0, 1),
+                       ::testing::Values<int64_t>(0, 7, 123457)),
+    [](const ::testing::TestParamInfo<LevelBoundaryTest::ParamType>& info) {
+      const int offset = std::get<1>(info.param);
+      return absl::StrCat("Level", std::get<0>(info.param),
+                          offset < 0   ? "Minus1"
+                          : offset > 0 ? "Plus1"
+                                       : "Exact",
+                          "Start", std::get<2>(info.param), "ms");
+    });
+
+// All boundaries wheel_size^k +-1 tick (up to 100 years) in ONE wheel, for
+// several wheel sizes and ticks: at each distinct deadline, one tick before it
+// exactly the earlier timers have run, and at it exactly those due.
+class AllBoundariesTest
+    : public TimingWheelTest,
+      public ::testing::WithParamInterface<std::tuple<int64_t, int>> {};
+
+TEST_P(AllBoundariesTest, EveryBoundaryFiresAtExactlyItsTick) {
+  const auto [tick_us, wheel_size] = GetParam();
+  const absl::Duration tick = absl::Microseconds(tick_us);
+  Options options = DefaultOptions();
+  options.tick = tick;
+  options.wheel_size = wheel_size;
+  Start(options);
+  const int64_t max_ticks = (100 * kYear) / tick;
+  std::map<int64_t, std::vector<std::shared_ptr<Probe>>> by_deadline;
+  for (int64_t span = 1; span <= max_ticks / wheel_size; span *= wheel_size) {
+    for (int64_t ticks : {span - 1, span, span + 1, span * wheel_size - 1}) {
+      if (ticks <= 0 || by_deadline.count(ticks) != 0) continue;
+      auto probe = NewProbe();
+      After(ticks * tick, probe);
+      by_deadline[ticks].push_back(probe);
+    }
+  }
+  for (const auto& [ticks, probes] : by_deadline) {
+    AdvanceTo((ticks - 1) * tick);
+    for (const auto& [other, others] : by_deadline) {
+      for (const auto& probe : others) {
+        ASSERT_EQ(probe->runs(), other < ticks ? 1 : 0)
+            << "deadline " << other << " ticks, clock at " << ticks - 1;
+      }
+    }
+    Advance(tick);
+    for (const auto& probe : probes) {
+      ASSERT_EQ(probe->runs(), 1) << "deadline " << ticks << " ticks";
+      EXPECT_EQ(probe->last_run(), ticks * tick);
+    }
+  }
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SizesAndTicks, AllBoundariesTest,
+    ::testing::Values(std::make_tuple(1000, 20), std::make_tuple(1000, 2),
+                      std::make_tuple(1000, 3), std::make_tuple(1, 20),
+                      std::make_tuple(1, 64), std::make_tuple(250, 65536),
+                      std::make_tuple(7, 1000)),
+    [](const ::testing::TestParamInfo<AllBoundariesTest::ParamType>& info) {
+      return absl::StrCat("Tick", std::get<0>(info.param), "us", "Size",
+                          std::get<1>(info.param));
+    });
+
+// DESIGN.md section 1, worked example: tick 1 ms, wheel_size 4.
+TEST_F(TimingWheelTest, DesignWorkedExample) {
+  Options options = DefaultOptions();
+  options.wheel_size = 4;
+  Start(options);
+  auto t3 = NewProbe();
+  auto t9 = NewProbe();
+  auto t40 = NewProbe();
+  After(absl::Milliseconds(3), t3);
+  After(absl::Milliseconds(9), t9);
+  After(absl::Milliseconds(40), t40);
+  const internal::WheelLevel& level0 = engine().level0();
+  auto count_at = [&level0](int k) -> int64_t {
+    const internal::WheelLevel* level = &level0;
+    for (int i = 0; i < k && level != nullptr; ++i) level = level->overflow();
+    return level == nullptr ? -1 : level->CountTimers();
+  };
+  EXPECT_EQ(count_at(0), 1);  // @3
+  EXPECT_EQ(count_at(1), 1);  // @8 (tick 4)
+  EXPECT_EQ(count_at(2), 1);  // @32 (tick 16)
+
+  AdvanceTo(absl::Milliseconds(2));
+  EXPECT_EQ(t3->runs(), 0);
+  Advance(kTick);  // t = 3
+  EXPECT_EQ(t3->runs(), 1);
+  AdvanceTo(absl::Milliseconds(8));  // @8 released: 9 ms cascades to level 0
+  EXPECT_EQ(t9->runs(), 0);
+  EXPECT_EQ(count_at(0), 1);
+  EXPECT_EQ(count_at(1), 0);
+  Advance(kTick);  // t = 9
+  EXPECT_EQ(t9->runs(), 1);
+  AdvanceTo(absl::Milliseconds(32));  // @32 released: 40 ms to level 1, @40
+  EXPECT_EQ(t40->runs(), 0);
+  EXPECT_EQ(count_at(2), 0);
+  EXPECT_EQ(count_at(1), 1);
+  AdvanceTo(absl::Milliseconds(39));
+  EXPECT_EQ(t40->runs(), 0);
+  Advance(kTick);  // t = 40
+  EXPECT_EQ(t40->runs(), 1);
+  EXPECT_EQ(t40->last_run(), absl::Milliseconds(40));
+}
+
+// ---------------------------------------------------------------------------
+// Structure
+
+std::multiset<std::string> ThreadNames() {
+  std::multiset<std::string> names;
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task", error)) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name)) names.insert(name);
+  }
+  return names;
+}
+
+TEST_F(TimingWheelTest, ThreadsAreNamedPollerAdvancerAndWorkers) {
+  wheel_.reset();
+  const std::multiset<std::string> before = ThreadNames();
+  Options options = DefaultOptions();
+  options.workers = 3;
+  Start(options);
+  // The threads name themselves as they start: wait for them.
+  const std::vector<std::string> expected = {
+      "tw-poller", "tw-advancer", "tw-worker-0", "tw-worker-1", "tw-worker-2"};
+  EXPECT_TRUE(Eventually([&] {
+    const std::multiset<std::string> now = ThreadNames();
+    for (const std::string& name : expected) {
+      if (now.count(name) < before.count(name) + 1) return false;
+    }
+    // Pollers and advancers are always joined: exactly one more of each.
+    return now.count("tw-poller") == before.count("tw-poller") + 1 &&
+           now.count("tw-advancer") == before.count("tw-advancer") + 1 &&
+           now.count("tw-worker-3") <= before.count("tw-worker-3");
+  })) << "threads: "
+      << ::testing::PrintToString(ThreadNames());
+}
+
+TEST_F(TimingWheelTest, NWorkersRunNCallbacksAtOnce) {
+  constexpr int kWorkers = 4;
+  Options options = DefaultOptions();
+  options.workers = kWorkers;
+  Start(options);
+  std::mutex mu;
+  std::condition_variable cv;
+  int inside = 0;
+  std::atomic<int> saw_all{0};
+  for (int i = 0; i < kWorkers; ++i) {
+    ASSERT_TRUE(
+        wheel_
+            ->AfterFunc(kTick,
+                        [&] {
+                          std::unique_lock<std::mutex> lock(mu);
+                          ++inside;
+                          cv.notify_all();
+                          if (cv.wait_for(lock, std::chrono::seconds(10),
+                                          [&] { return inside == kWorkers; })) {
+                            saw_all.fetch_add(1);
+                          }
+                        })
+            .ok());
+  }
+  Advance(kTick);
+  EXPECT_EQ(saw_all.load(), kWorkers)
+      << "not all " << kWorkers << " callbacks were inside at the same time";
+}
+
+// DESIGN.md section 1: "a slow callback never delays other timers while a
+// worker is free". Many timers due at one tick, two workers; the first
+// callback blocks until all the others have run. The second worker is free
+// the whole time, so they all can.
+TEST_F(TimingWheelTest, SlowCallbackHoldsBackNoOtherWhileAWorkerIsFree) {
+  constexpr int kOthers = 39;
+  Gate all_others_ran;
+  std::atomic<int> others{0};
+  std::atomic<bool> slow_saw_all{false};
+  std::atomic<int> others_when_slow_gave_up{-1};
+  ASSERT_TRUE(wheel_
+                  ->AfterFunc(kTick,
+                              [&] {
+                                slow_saw_all =
+                                    all_others_ran.Wait(absl::Seconds(3));
+                                others_when_slow_gave_up = others.load();
+                              })
+                  .ok());
+  for (int i = 0; i < kOthers; ++i) {
+    ASSERT_TRUE(wheel_
+                    ->AfterFunc(kTick,
+                                [&] {
+                                  if (others.fetch_add(1) + 1 == kOthers) {
+                                    all_others_ran.Open();
+                                  }
+                                })
+                    .ok());
+  }
+  Advance(kTick);
+  EXPECT_TRUE(slow_saw_all.load())
+      << "only " << others_when_slow_gave_up.load() << " of " << kOthers
+      << " callbacks ran while the slow one blocked a worker and the other "
+         "worker was free";
+  EXPECT_EQ(others.load(), kOthers);
+}
+
+// ---------------------------------------------------------------------------
+// Stop and Reset
+
+TEST_F(TimingWheelTest, StopOfPendingTimerReturnsTrueAndItNeverRuns) {
+  auto probe = NewProbe();
+  Timer timer = After(absl::Milliseconds(10), probe);
+  EXPECT_TRUE(static_cast<bool>(timer));
+  Advance(absl::Milliseconds(5));
+  EXPECT_TRUE(timer.Stop());
+  EXPECT_FALSE(timer.Stop());
+  EXPECT_EQ(wheel_->Pending(), 0);
+  Advance(absl::Hours(1));
+  EXPECT_EQ(probe->runs(), 0);
+}
+
+TEST_F(TimingWheelTest, StopOfFiredTimerReturnsFalse) {
+  auto probe = NewProbe();
+  Timer timer = After(kTick, probe);
+  Advance(kTick);
+  ASSERT_EQ(probe->runs(), 1);
+  EXPECT_FALSE(timer.Stop());
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(TimingWheelTest, CopiesOfAHandleReferToTheSameTimer) {
+  auto probe = NewProbe();
+  Timer timer = After(kTick, probe);
+  Timer copy = timer;
+  EXPECT_TRUE(copy == timer);
+  Timer moved = std::move(copy);
+  EXPECT_TRUE(moved == timer);
+  EXPECT_TRUE(moved.Stop());
+  EXPECT_FALSE(timer.Stop());
+  Timer empty;
+  EXPECT_FALSE(static_cast<bool>(empty));
+  EXPECT_FALSE(empty.Stop());
+  EXPECT_FALSE(empty.Reset(kTick));
+  EXPECT_TRUE(empty != timer);
+  Advance(absl::Milliseconds(5));
+  EXPECT_EQ(probe->runs(), 0);
+}
+
+TEST_F(TimingWheelTest, ConcurrentStopsReturnTrueExactlyOnce) {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 200;
+  for (int round = 0; round < kRounds; ++round) {
+    auto probe = NewProbe();
+    Timer timer = After(absl::Milliseconds(1 + round % 50), probe);
+    std::atomic<int> ready{0};
+    std::atomic<int> stopped{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, timer]() mutable {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) std::this_thread::yield();
+        if (timer.Stop()) stopped.fetch_add(1);
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    EXPECT_EQ(stopped.load(), 1) << "round " << round;
+  }
+  Advance(absl::Seconds(1));
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// Stops racing the timer becoming due: whoever wins, it is either stopped
+// (exactly one true) or ran (no true), never both, never neither.
+TEST_F(TimingWheelTest, ConcurrentStopsRacingTheFireAgreeWithWhatRan) {
+  constexpr int kThreads = 3;
+  constexpr int kRounds = 200;
+  for (int round = 0; round < kRounds; ++round) {
+    auto probe = NewProbe();
+    Timer timer = After(kTick, probe);
+    std::atomic<int> ready{0};
+    std::atomic<int> stopped{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, timer]() mutable {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads + 1) std::this_thread::yield();
+        if (timer.Stop()) stopped.fetch_add(1);
+      });
+    }
+    ready.fetch_add(1);
+    while (ready.load() < kThreads + 1) std::this_thread::yield();
+    clock_->Advance(kTick);
+    for (std::thread& thread : threads) thread.join();
+    WaitIdle();
+    EXPECT_LE(stopped.load(), 1) << "round " << round;
+    EXPECT_EQ(stopped.load() + probe->runs(), 1) << "round " << round;
+  }
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// A timer handed to the worker pool but not started is still pending: with
+// the only worker blocked in a callback, the next due timer waits in the
+// pool's queue, and Stop must win.
+TEST_F(TimingWheelTest, StopOfTimerQueuedForABusyWorkerWinsAndItNeverRuns) {
+  Options options = DefaultOptions();
+  options.workers = 1;
+  Start(options);
+  Gate entered;
+  Gate release;
+  ASSERT_TRUE(wheel_
+                  ->AfterFunc(kTick,
+                              [&] {
+                                entered.Open();
+                                release.Wait();
+                              })
+                  .ok());
+  auto probe = NewProbe();
+  Timer queued = After(2 * kTick, probe);
+  clock_->Advance(kTick);
+  ASSERT_TRUE(entered.Wait());
+  clock_->Advance(kTick);
+  ASSERT_TRUE(Eventually([&] { return engine().WorkerQueueDepth() == 1; }))
+      << "the second timer never reached the worker queue";
+  EXPECT_EQ(wheel_->Pending(), 1);
+  EXPECT_TRUE(queued.Stop());
+  EXPECT_FALSE(queued.Stop());
+  EXPECT_EQ(wheel_->Pending(), 0);
+  release.Open();
+  WaitIdle();
+  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(TimingWheelTest, ResetOfPendingTimerReturnsTrueAndFiresOnlyAtNewTime) {
+  auto probe = NewProbe();
+  Timer timer = After(absl::Milliseconds(10), probe);
+  Advance(absl::Milliseconds(5));
+  EXPECT_TRUE(timer.Reset(absl::Milliseconds(10)));
+  EXPECT_EQ(wheel_->Pending(), 1);
+  AdvanceTo(absl::Milliseconds(15) - absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 0) << "fired at the old deadline";
+  Advance(absl::Nanoseconds(1));
+  ASSERT_EQ(probe->runs(), 1);
+  EXPECT_EQ(probe->last_run(), absl::Milliseconds(15));
+  Advance(absl::Hours(1));
+  EXPECT_EQ(probe->runs(), 1);
+}
+
+// Reset of a pending timer takes it out of its bucket before it links it into
+// another: the other timers of the old bucket, before and after it in the
+// bucket's list, all still fire, each once.
+TEST_F(TimingWheelTest, ResetKeepsTheOtherTimersOfItsOldBucket) {
+  std::vector<std::shared_ptr<Probe>> probes;
+  std::vector<Timer> timers;
+  for (int i = 0; i < 5; ++i) {
+    probes.push_back(NewProbe());
+    timers.push_back(After(absl::Milliseconds(10), probes.back()));
+  }
+  EXPECT_TRUE(timers[1].Reset(absl::Milliseconds(5)));
+  EXPECT_TRUE(timers[3].Reset(absl::Milliseconds(15)));
+  Advance(absl::Milliseconds(5));
+  EXPECT_EQ(probes[1]->runs(), 1);
+  Advance(absl::Milliseconds(5));
+  for (int i : {0, 2, 4}) {
+    EXPECT_EQ(probes[i]->runs(), 1) << "timer " << i << " of the old bucket";
+  }
+  EXPECT_EQ(probes[3]->runs(), 0);
+  Advance(absl::Milliseconds(5));
+  EXPECT_EQ(probes[3]->runs(), 1);
+  Advance(absl::Seconds(1));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(probes[i]->runs(), 1) << "timer " << i;
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// Reset twice, each time into another bucket, then once more into the bucket
+// it is in: it fires once, at the last deadline only.
+TEST_F(TimingWheelTest, RepeatedResetsFireOnceAtTheLastDeadline) {
+  auto probe = NewProbe();
+  auto neighbour = NewProbe();
+  Timer timer = After(absl::Milliseconds(10), probe);
+  After(absl::Milliseconds(12), neighbour);
+  EXPECT_TRUE(timer.Reset(absl::Milliseconds(12)));
+  EXPECT_TRUE(timer.Reset(absl::Milliseconds(3)));
+  EXPECT_TRUE(timer.Reset(absl::Milliseconds(3)));
+  EXPECT_TRUE(timer.Reset(absl::Milliseconds(7)));
+  AdvanceTo(absl::Milliseconds(7) - absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 0);
+  AdvanceTo(absl::Milliseconds(7));
+  EXPECT_EQ(probe->runs(), 1);
+  Advance(absl::Seconds(1));
+  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(neighbour->runs(), 1);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(TimingWheelTest, ResetToAnEarlierTimeFiresEarlierOnly) {
+  auto probe = NewProbe();
+  Timer timer = After(absl::Hours(1), probe);
+  EXPECT_TRUE(timer.Reset(absl::Milliseconds(3)));
+  Advance(absl::Milliseconds(3));
+  EXPECT_EQ(probe->runs(), 1);
+  Advance(absl::Hours(2));
+  EXPECT_EQ(probe->runs(), 1);
+}
+
+TEST_F(TimingWheelTest, ResetOfFiredTimerReturnsFalseAndFiresAgain) {
+  auto probe = NewProbe();
+  Timer timer = After(kTick, probe);
+  Advance(kTick);
+  ASSERT_EQ(probe->runs(), 1);
+  EXPECT_FALSE(timer.Reset(absl::Milliseconds(5)));
+  EXPECT_EQ(wheel_->Pending(), 1);
+  Advance(absl::Milliseconds(5) - absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 1);
+  Advance(absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 2);
+  EXPECT_EQ(probe->last_run(), absl::Milliseconds(6));
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(TimingWheelTest, ResetOfStoppedTimerReturnsFalseAndArmsItAgain) {
+  auto probe = NewProbe();
+  Timer timer = After(absl::Milliseconds(2), probe);
+  ASSERT_TRUE(timer.Stop());
+  EXPECT_FALSE(timer.Reset(absl::Milliseconds(7)));
+  EXPECT_EQ(wheel_->Pending(), 1);
+  Advance(absl::Milliseconds(6));
+  EXPECT_EQ(probe->runs(), 0);
+  Advance(kTick);
+  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(TimingWheelTest, ResetWithZeroOrNegativeDelayRunsAsap) {
+  auto probe = NewProbe();
+  Timer timer = After(absl::Hours(1), probe);
+  EXPECT_TRUE(timer.Reset(absl::ZeroDuration()));
+  WaitIdle();
+  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_FALSE(timer.Reset(-absl::Seconds(1)));
+  WaitIdle();
+  EXPECT_EQ(probe->runs(), 2);
+  EXPECT_NE(probe->last_thread(), std::this_thread::get_id());
+}
+
+TEST_F(TimingWheelTest, ResetWithInfiniteOrOutOfRangeDelayStopsTheTimer) {
+  auto probe = NewProbe();
+  Timer timer = After(absl::Milliseconds(2), probe);
+  EXPECT_TRUE(timer.Reset(absl::InfiniteDuration()));  // as Stop
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_FALSE(timer.Reset(absl::InfiniteDuration()));
+  EXPECT_FALSE(timer.Reset(300 * kYear));  // out of range, already stopped
+  EXPECT_EQ(wheel_->Pending(), 0);
+  Timer other = After(absl::Milliseconds(2), probe);
+  EXPECT_TRUE(other.Reset(300 * kYear));  // out of range: stops it
+  EXPECT_EQ(wheel_->Pending(), 0);
+  Advance(absl::Hours(1));
+  EXPECT_EQ(probe->runs(), 0);
+}
+
+// Reset from the timer's own callback re-arms it; runs never overlap.
+TEST_F(TimingWheelTest, ResetFromOwnCallbackFiresAgain) {
+  auto runs = std::make_shared<std::atomic<int>>(0);
+  auto reset_results = std::make_shared<std::vector<bool>>();
+  auto self = std::make_shared<Timer>();
+  absl::StatusOr<Timer> timer =
+      wheel_->AfterFunc(kTick, [runs, reset_results, self] {
+        if (runs->fetch_add(1) + 1 < 3) {
+          reset_results->push_back(self->Reset(absl::Milliseconds(2)));
+        }
+      });
+  ASSERT_TRUE(timer.ok());
+  *self = *timer;
+  Advance(kTick);
+  EXPECT_EQ(runs->load(), 1);
+  EXPECT_EQ(wheel_->Pending(), 1);
+  Advance(2 * kTick - absl::Nanoseconds(1));
+  EXPECT_EQ(runs->load(), 1);
+  Advance(absl::Nanoseconds(1));
+  EXPECT_EQ(runs->load(), 2);
+  Advance(2 * kTick);
+  EXPECT_EQ(runs->load(), 3);
+  Advance(absl::Seconds(1));
+  EXPECT_EQ(runs->load(), 3);
+  EXPECT_EQ(wheel_->Pending(), 0);
+  // A one-shot whose callback runs is no longer pending: Reset says false.
+  EXPECT_EQ(*reset_results, (std::vector<bool>{false, false}));
+  *self = Timer();  // the callback holds the handle: break the cycle
+}
+
+TEST_F(TimingWheelTest, ResetAfterShutdownReturnsFalseAndNothingRuns) {
+  auto probe = NewProbe();
+  Timer pending = After(absl::Milliseconds(5), probe);
+  Timer fired = After(kTick, probe);
+  Advance(kTick);
+  ASSERT_EQ(probe->runs(), 1);
+  EXPECT_EQ(wheel_->Shutdown(), 1);
+  EXPECT_FALSE(pending.Reset(kTick));
+  EXPECT_FALSE(fired.Reset(kTick));
+  EXPECT_FALSE(fired.Reset(absl::ZeroDuration()));
+  EXPECT_FALSE(pending.Stop());
+  EXPECT_FALSE(fired.Stop());
+  EXPECT_EQ(wheel_->Pending(), 0);
+  clock_->Advance(absl::Hours(1));
+  absl::SleepFor(absl::Milliseconds(20));  // a wrong run would need a moment
+  EXPECT_EQ(probe->runs(), 1);
+}
+
+TEST_F(TimingWheelTest, ResetOfPeriodicTimerFiresAfterDThenKeepsItsPeriod) {
+  auto probe = NewProbe();
+  Timer timer = EveryProbe(absl::Milliseconds(10), probe);
+  EXPECT_TRUE(timer.Reset(absl::Milliseconds(3)));
+  Advance(absl::Milliseconds(3) - absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 0);
+  AdvanceTo(absl::Milliseconds(3));
+  EXPECT_EQ(probe->runs(), 1);
+  AdvanceTo(absl::Milliseconds(10));
+  EXPECT_EQ(probe->runs(), 1) << "ran at the old schedule";
+  AdvanceTo(absl::Milliseconds(13) - absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 1);
+  AdvanceTo(absl::Milliseconds(13));
+  EXPECT_EQ(probe->runs(), 2);
+  AdvanceTo(absl::Milliseconds(23));
+  EXPECT_EQ(probe->runs(), 3);
+  EXPECT_EQ(probe->times(), (std::vector<absl::Duration>{
+                                absl::Milliseconds(3), absl::Milliseconds(13),
+                                absl::Milliseconds(23)}));
+  EXPECT_TRUE(timer.Stop());
+}
+
+// ---------------------------------------------------------------------------
+// Every
+
+TEST_F(TimingWheelTest, EveryRunsEachPeriodFirstAfterOnePeriod) {
+  auto probe = NewProbe();
+  Timer timer = EveryProbe(absl::Milliseconds(10), probe);
+  Advance(absl::Milliseconds(10) - absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 0);
+  Advance(absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 1);
+  for (int k = 2; k <= 50; ++k) {
+    Advance(absl::Milliseconds(10) - absl::Nanoseconds(1));
+    ASSERT_EQ(probe->runs(), k - 1);
+    Advance(absl::Nanoseconds(1));
+    ASSERT_EQ(probe->runs(), k);
+    EXPECT_EQ(probe->last_run(), k * absl::Milliseconds(10));
+    EXPECT_EQ(wheel_->Pending(), 1);
+  }
+  EXPECT_TRUE(timer.Stop());
+  EXPECT_FALSE(timer.Stop());
+  Advance(absl::Seconds(1));
+  EXPECT_EQ(probe->runs(), 50);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(TimingWheelTest, EveryKeepsToTheScheduleWithAnUnalignedPeriod) {
+  auto probe = NewProbe();
+  Timer timer = EveryProbe(absl::Microseconds(2500), probe);
+  for (int i = 0; i < 10; ++i) Advance(kTick);
+  // Deadlines 2.5, 5, 7.5, 10 ms, each rounded up to a tick.
+  EXPECT_EQ(probe->times(),
+            (std::vector<absl::Duration>{
+                absl::Milliseconds(3), absl::Milliseconds(5),
+                absl::Milliseconds(8), absl::Milliseconds(10)}));
+  EXPECT_TRUE(timer.Stop());
+}
+
+TEST_F(TimingWheelTest, EverySkipsRunsMissedByAJumpAndStaysOnSchedule) {
+  auto probe = NewProbe();
+  Timer timer = EveryProbe(absl::Milliseconds(10), probe);
+  Advance(absl::Milliseconds(35));
+  EXPECT_EQ(probe->runs(), 1) << "missed runs are skipped, not queued";
+  AdvanceTo(absl::Milliseconds(40) - absl::Nanoseconds(1));
+  EXPECT_EQ(probe->runs(), 1);
+  AdvanceTo(absl::Milliseconds(40));
+  EXPECT_EQ(probe->runs(), 2);
+  EXPECT_TRUE(timer.Stop());
+}
+
+TEST_F(TimingWheelTest, EveryStopFromOwnCallbackReturnsTrueAndEndsIt) {
+  auto runs = std::make_shared<std::atomic<int>>(0);
+  auto stop_result = std::make_shared<std::atomic<int>>(-1);
+  auto self = std::make_shared<Timer>();
+  absl::StatusOr<Timer> timer =
+      wheel_->Every(absl::Milliseconds(10), [runs, stop_result, self] {
+        if (runs->fetch_add(1) + 1 == 3) *stop_result = self->Stop() ? 1 : 0;
+      });
+  ASSERT_TRUE(timer.ok());
+  *self = *timer;
+  for (int i = 0; i < 10; ++i) Advance(absl::Milliseconds(10));
+  EXPECT_EQ(runs->load(), 3);
+  EXPECT_EQ(stop_result->load(), 1);
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_FALSE(timer->Stop());
+  *self = Timer();
+}
+
+// A periodic callback still running when its next run is due: the next run
+// does not start on the free second worker; it is skipped.
+TEST_F(TimingWheelTest, EveryRunsNeverOverlap) {
+  std::atomic<bool> inside{false};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> runs{0};
+  Gate first_entered;
+  Gate release;
+  absl::StatusOr<Timer> timer = wheel_->Every(absl::Milliseconds(10), [&] {
+    if (inside.exchange(true)) overlaps.fetch_add(1);
+    if (runs.fetch_add(1) == 0) {
+      first_entered.Open();
+      release.Wait();
+    }
+    inside.store(false);
+  });
+  ASSERT_TRUE(timer.ok());
+  clock_->Advance(absl::Milliseconds(10));
+  ASSERT_TRUE(first_entered.Wait());
+  for (int i = 0; i < 5; ++i) clock_->Advance(absl::Milliseconds(10));
+  // A wrong second run would start on the free worker: give it the chance.
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(runs.load(), 1);
+  release.Open();
+  WaitIdle();  // t = 60: the next point of the schedule is 70
+  EXPECT_EQ(runs.load(), 1);
+  Advance(absl::Milliseconds(10));
+  EXPECT_EQ(runs.load(), 2);
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_TRUE(timer->Stop());
+}
+
+TEST(TimingWheelRealClockTest, EverySlowCallbackRunsNeverOverlapRealClock) {
+  Options options = DefaultOptions();
+  options.workers = 2;
+  auto wheel = TimingWheel::Create(options).value();
+  std::atomic<bool> inside{false};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> runs{0};
+  absl::StatusOr<Timer> timer = wheel->Every(kTick, [&] {
+    if (inside.exchange(true)) overlaps.fetch_add(1);
+    runs.fetch_add(1);
+    absl::SleepFor(absl::Milliseconds(3));
+    inside.store(false);
+  });
+  ASSERT_TRUE(timer.ok());
+  absl::SleepFor(absl::Milliseconds(100));
+  timer->Stop();
+  wheel->Shutdown();
+  EXPECT_GT(runs.load(), 0);
+  EXPECT_EQ(overlaps.load(), 0);
+}
+
+// ---------------------------------------------------------------------------
+// Pending and max_pending
+
+TEST_F(TimingWheelTest, PendingIsScheduledMinusFiredMinusStopped) {
+  auto probe = NewProbe();
+  std::vector<Timer> once;
+  for (int i = 1; i <= 5; ++i) once.push_back(After(i * kTick, probe));
+  Timer every1 = EveryProbe(absl::Milliseconds(10), probe);
+  Timer every2 = EveryProbe(absl::Milliseconds(10), probe);
+  EXPECT_EQ(wheel_->Pending(), 7);
+  Advance(2 * kTick);
+  EXPECT_EQ(wheel_->Pending(), 5);
+  EXPECT_TRUE(once[2].Stop());
+  EXPECT_EQ(wheel_->Pending(), 4);
+  Advance(absl::Milliseconds(8));  // t = 10: once[3], once[4], both Every
+  EXPECT_EQ(probe->runs(), 2 + 2 + 2);
+  EXPECT_EQ(wheel_->Pending(), 2) << "a periodic timer counts until stopped";
+  EXPECT_TRUE(every1.Stop());
+  EXPECT_EQ(wheel_->Pending(), 1);
+  Advance(absl::Milliseconds(10));
+  EXPECT_EQ(wheel_->Pending(), 1);
+  EXPECT_FALSE(once[0].Reset(absl::Hours(1)));
+  EXPECT_EQ(wheel_->Pending(), 2);
+  EXPECT_TRUE(once[0].Reset(absl::Hours(2)));
+  EXPECT_EQ(wheel_->Pending(), 2);
+  EXPECT_EQ(wheel_->Shutdown(), 2);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(TimingWheelTest, MaxPendingRefusesAtTheCapAndHasRoomAfterStopOrFire) {
+  Options options = DefaultOptions();
+  options.max_pending = 3;
+  Start(options);
+  auto probe = NewProbe();
+  Timer a = After(kTick, probe);
+  Timer b = After(2 * kTick, probe);
+  Timer c = After(absl::Hours(1), probe);
+  absl::StatusOr<Timer> refused =
+      wheel_->AfterFunc(kTick, Probe::Record(probe));
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.status().message(), HasSubstr("max_pending"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("3"));
+  EXPECT_EQ(wheel_->Every(kTick, Probe::Record(probe)).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(wheel_->Pending(), 3);
+
+  EXPECT_TRUE(a.Stop());
+  Timer d = After(absl::Hours(1), probe);  // room after Stop
+  EXPECT_EQ(wheel_->AfterFunc(kTick, Probe::Record(probe)).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  Advance(2 * kTick);  // b fires
+  EXPECT_EQ(probe->runs(), 1);
+  Timer e = After(absl::Hours(1), probe);  // room after the fire
+  EXPECT_EQ(wheel_->Pending(), 3);
+  // max_pending does not limit Reset.
+  EXPECT_FALSE(b.Reset(absl::Hours(1)));
+  EXPECT_EQ(wheel_->Pending(), 4);
+}
+
+// ---------------------------------------------------------------------------
+// Re-entrancy
+
+TEST_F(TimingWheelTest, CallbacksCallAfterFuncStopResetAndPendingOnTheirWheel) {
+  ExpectFinishesWithin(absl::Seconds(30), [this] {
+    TimingWheel* wheel = wheel_.get();
+    auto later = NewProbe();
+    auto victim_probe = NewProbe();
+    auto victim =
+        std::make_shared<Timer>(After(absl::Milliseconds(100), victim_probe));
+    auto self = std::make_shared<Timer>();
+    auto runs = std::make_shared<std::atomic<int>>(0);
+    auto results = std::make_shared<std::vector<std::string>>();
+    absl::StatusOr<Timer> timer = wheel->AfterFunc(kTick, [=] {
+      if (runs->fetch_add(1) > 0) return;
+      absl::StatusOr<Timer> added =
+          wheel->AfterFunc(absl::Milliseconds(5), Probe::Record(later));
+      results->push_back(absl::StrCat("after:", added.ok()));
+      results->push_back(absl::StrCat("stop:", victim->Stop()));
+      results->push_back(absl::StrCat("stop-self:", self->Stop()));
+      results->push_back(
+          absl::StrCat("reset-self:", self->Reset(absl::Milliseconds(10))));
+      results->push_back(absl::StrCat("pending:", wheel->Pending()));
+    });
+    ASSERT_TRUE(timer.ok());
+    *self = *timer;
+    Advance(kTick);
+    EXPECT_EQ(*results,
+              (std::vector<std::string>{"after:1", "stop:1", "stop-self:0",
+                                        "reset-self:0", "pending:2"}));
+    EXPECT_EQ(wheel->Pending(), 2);
+    AdvanceTo(absl::Milliseconds(6));
+    EXPECT_EQ(later->runs(), 1);
+    AdvanceTo(absl::Milliseconds(11));
+    EXPECT_EQ(runs->load(), 2);
+    Advance(absl::Seconds(1));
+    EXPECT_EQ(victim_probe->runs(), 0);
+    EXPECT_EQ(wheel->Pending(), 0);
+    *self = Timer();
+  });
+}
+
+TEST_F(TimingWheelTest, PeriodicCallbackResetsItselfFromItsCallback) {
+  ExpectFinishesWithin(absl::Seconds(30), [this] {
+    auto self = std::make_shared<Timer>();
+    auto probe = NewProbe();
+    auto reset_result = std::make_shared<std::atomic<int>>(-1);
+    absl::StatusOr<Timer> timer = wheel_->Every(absl::Milliseconds(10), [=] {
+      Probe::Record(probe)();
+      if (probe->runs() == 1) {
+        *reset_result = self->Reset(absl::Milliseconds(25)) ? 1 : 0;
+      }
+    });
+    ASSERT_TRUE(timer.ok());
+    *self = *timer;
+    Advance(absl::Milliseconds(10));
+    EXPECT_EQ(reset_result->load(), 1) << "a periodic timer is pending";
+    AdvanceTo(absl::Milliseconds(35) - absl::Nanoseconds(1));
+    EXPECT_EQ(probe->runs(), 1);
+    AdvanceTo(absl::Milliseconds(35));
+    EXPECT_EQ(probe->runs(), 2);
+    AdvanceTo(absl::Milliseconds(45));
+    EXPECT_EQ(probe->runs(), 3);
+    EXPECT_TRUE(self->Stop());
+    *self = Timer();
+  });
+}
+
+TEST_F(TimingWheelTest, CallbackShutsDownItsOwnWheel) {
+  ExpectFinishesWithin(absl::Seconds(30), [this] {
+    TimingWheel* wheel = wheel_.get();
+    auto probe = NewProbe();
+    for (int i = 0; i < 3; ++i) After(absl::Hours(1), probe);
+    std::atomic<int64_t> cancelled{-1};
+    Gate done;
+    ASSERT_TRUE(wheel
+                    ->AfterFunc(kTick,
+                                [&] {
+                                  cancelled = wheel->Shutdown();
+                                  // Idempotent, also from the callback.
+                                  EXPECT_EQ(wheel->Shutdown(), 0);
+                                  EXPECT_EQ(wheel->Pending(), 0);
+                                  done.Open();
+                                })
+                    .ok());
+    Advance(kTick);
+    ASSERT_TRUE(done.Wait());
+    EXPECT_EQ(cancelled.load(), 3);
+    EXPECT_EQ(wheel->Pending(), 0);
+    EXPECT_EQ(wheel->AfterFunc(kTick, Probe::Record(probe)).status().code(),
+              absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(wheel->Shutdown(), 0);
+    clock_->Advance(absl::Hours(2));
+    EXPECT_EQ(probe->runs(), 0);
+  });
+}
+
+TEST_F(TimingWheelTest, PeriodicCallbackShutsDownItsOwnWheel) {
+  ExpectFinishesWithin(absl::Seconds(30), [this] {
+    TimingWheel* wheel = wheel_.get();
+    auto probe = NewProbe();
+    for (int i = 0; i < 3; ++i) After(absl::Hours(1), probe);
+    std::atomic<int64_t> cancelled{-1};
+    std::atomic<int> runs{0};
+    Gate done;
+    ASSERT_TRUE(wheel
+                    ->Every(kTick,
+                            [&] {
+                              runs.fetch_add(1);
+                              cancelled = wheel->Shutdown();
+                              done.Open();
+                            })
+                    .ok());
+    Advance(kTick);
+    ASSERT_TRUE(done.Wait());
+    // The three one-shots and the periodic timer itself were pending.
+    EXPECT_EQ(cancelled.load(), 4);
+    EXPECT_EQ(wheel->Pending(), 0);
+    clock_->Advance(absl::Hours(2));
+    absl::SleepFor(absl::Milliseconds(20));
+    EXPECT_EQ(runs.load(), 1);
+    EXPECT_EQ(probe->runs(), 0);
+  });
+}
+
+// Several callbacks, running at once, shut the wheel down while the test
+// thread does too: nobody deadlocks, and the counts add up.
+TEST_F(TimingWheelTest, CallbacksAndCallerShutDownConcurrently) {
+  ExpectFinishesWithin(absl::Seconds(30), [this] {
+    TimingWheel* wheel = wheel_.get();
+    auto probe = NewProbe();
+    for (int i = 0; i < 10; ++i) After(absl::Hours(1), probe);
+    std::atomic<int64_t> total{0};
+    std::atomic<int> started{0};
+    std::atomic<int> finished{0};
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(wheel
+                      ->AfterFunc(kTick,
+                                  [&] {
+                                    started.fetch_add(1);
+                                    while (started.load() < 2) {
+                                      std::this_thread::yield();
+                                    }
+                                    total.fetch_add(wheel->Shutdown());
+                                    finished.fetch_add(1);
+                                  })
+                      .ok());
+    }
+    clock_->Advance(kTick);
+    ASSERT_TRUE(Eventually([&] { return started.load() == 2; }));
+    total.fetch_add(wheel->Shutdown());
+    // (Whether this Shutdown waits for the callbacks is tested below.)
+    ASSERT_TRUE(Eventually([&] { return finished.load() == 2; }));
+    EXPECT_EQ(total.load(), 10);
+    EXPECT_EQ(probe->runs(), 0);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Faults and shutdown
+
+// Shutdown "waits for running callbacks (except the caller's own, when called
+// from one)". A callback shuts the wheel down and then goes on running; a
+// Shutdown from another thread (or the wheel's destructor) must wait for that
+// callback too, or the caller frees what the callback still uses.
+TEST_F(TimingWheelTest,
+       ShutdownFromAnotherThreadWaitsForACallbackThatShutItDown) {
+  TimingWheel* wheel = wheel_.get();
+  Gate shut_down_inside;
+  Gate release;
+  std::atomic<bool> callback_returned{false};
+  ASSERT_TRUE(wheel
+                  ->AfterFunc(kTick,
+                              [&] {
+                                wheel->Shutdown();
+                                shut_down_inside.Open();
+                                release.Wait();
+                                callback_returned = true;
+                              })
+                  .ok());
+  clock_->Advance(kTick);
+  ASSERT_TRUE(shut_down_inside.Wait());
+  std::future<bool> returned_after_callback =
+      std::async(std::launch::async, [&] {
+        wheel->Shutdown();
+        return callback_returned.load();
+      });
+  const bool blocked =
+      returned_after_callback.wait_for(std::chrono::milliseconds(100)) ==
+      std::future_status::timeout;
+  release.Open();
+  EXPECT_TRUE(returned_after_callback.get())
+      << "Shutdown returned while a callback was still running";
+  EXPECT_TRUE(blocked);
+  ASSERT_TRUE(Eventually([&] { return callback_returned.load(); }));
+}
+
+TEST_F(TimingWheelTest, ThrowingCallbacksAreCaughtAndTheWorkerLivesOn) {
+  Options options = DefaultOptions();
+  options.workers = 1;
+  Start(options);
+  ASSERT_TRUE(
+      wheel_->AfterFunc(kTick, [] { throw std::runtime_error("callback bug"); })
+          .ok());
+  ASSERT_TRUE(wheel_->AfterFunc(kTick, [] { throw 42; }).ok());
+  auto same_tick = NewProbe();
+  auto later = NewProbe();
+  After(kTick, same_tick);
+  After(2 * kTick, later);
+  Advance(kTick);
+  EXPECT_EQ(engine().CallbacksThrown(), 2);
+  EXPECT_EQ(same_tick->runs(), 1);
+  Advance(kTick);
+  EXPECT_EQ(later->runs(), 1);
+  auto periodic = NewProbe();
+  absl::StatusOr<Timer> thrower = wheel_->Every(kTick, [periodic] {
+    Probe::Record(periodic)();
+    throw std::logic_error("again");
+  });
+  ASSERT_TRUE(thrower.ok());
+  Advance(kTick);
+  Advance(kTick);
+  EXPECT_EQ(periodic->runs(), 2) << "a periodic timer that throws keeps going";
+  EXPECT_EQ(engine().CallbacksThrown(), 4);
+  EXPECT_TRUE(thrower->Stop());
+}
+
+// Counts destructions of live (not moved-from) instances.
+class DestructionCounter {
+ public:
+  explicit DestructionCounter(std::atomic<int64_t>* count) : count_(count) {}
+  DestructionCounter(DestructionCounter&& other) noexcept
+      : count_(std::exchange(other.count_, nullptr)) {}
+  DestructionCounter& operator=(DestructionCounter&&) = delete;
+  ~DestructionCounter() {
+    if (count_ != nullptr) count_->fetch_add(1);
+  }
+
+ private:
+  std::atomic<int64_t>* count_;
+};
+
+TEST_F(TimingWheelTest, ShutdownOf100kPendingTimersIsFastAndDestroysThem) {
+  constexpr int kTimers = 100000;
+  std::atomic<int64_t> destroyed{0};
+  std::atomic<int> ran{0};
+  std::vector<Timer> timers;
+  timers.reserve(kTimers);
+  for (int i = 0; i < kTimers; ++i) {
+    absl::StatusOr<Timer> timer = wheel_->AfterFunc(
+        absl::Milliseconds(1 + i % 10000) + absl::Microseconds(i % 7),
+        [counter = DestructionCounter(&destroyed), &ran] { ran.fetch_add(1); });
+    ASSERT_TRUE(timer.ok());
+    timers.push_back(*std::move(timer));
+  }
+  EXPECT_EQ(wheel_->Pending(), kTimers);
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t cancelled = wheel_->Shutdown();
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(cancelled, kTimers);
+  EXPECT_LT(took, std::chrono::seconds(1) * kSlowdown)
+      << absl::FormatDuration(absl::FromChrono(took));
+  // Destroyed by Shutdown although every handle is still held.
+  EXPECT_EQ(destroyed.load(), kTimers);
+  EXPECT_EQ(wheel_->Pending(), 0);
+  clock_->Advance(absl::Hours(1));
+  EXPECT_EQ(ran.load(), 0);
+  for (Timer& timer : timers) EXPECT_FALSE(timer.Stop());
+}
+
+TEST(TimingWheelRealClockTest,
+     ShutdownWakesAPollerSleepingAnHourAheadRealClock) {
+  auto wheel = TimingWheel::Create(DefaultOptions()).value();
+  ASSERT_TRUE(wheel->AfterFunc(absl::Hours(1), [] {}).ok());
+  absl::SleepFor(absl::Milliseconds(20));  // let the poller go to sleep
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(wheel->Shutdown(), 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(500) * kSlowdown);
+}
+
+TEST_F(TimingWheelTest, AfterFuncAndEveryAfterShutdownFailAtOnce) {
+  EXPECT_EQ(wheel_->Shutdown(), 0);
+  auto probe = NewProbe();
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Timer> timer = wheel_->AfterFunc(kTick, Probe::Record(probe));
+  EXPECT_EQ(timer.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(timer.status().message(), HasSubstr("shut down"));
+  EXPECT_EQ(wheel_->AfterFunc(absl::ZeroDuration(), Probe::Record(probe))
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(wheel_->Every(kTick, Probe::Record(probe)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(wheel_->Shutdown(), 0);
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  Advance(absl::Hours(1));
+  EXPECT_EQ(probe->runs(), 0);
+}
+
+TEST_F(TimingWheelTest, ConcurrentShutdownsTogetherReturnThePendingCount) {
+  constexpr int kPending = 57;
+  auto probe = NewProbe();
+  for (int i = 0; i < kPending; ++i) {
+    After(absl::Milliseconds(1 + i * 37), probe);
+  }
+  constexpr int kThreads = 4;
+  std::atomic<int> ready{0};
+  std::atomic<int64_t> total{0};
+  std::atomic<int> nonzero{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();
+      const int64_t n = wheel_->Shutdown();
+      total.fetch_add(n);
+      if (n != 0) nonzero.fetch_add(1);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(total.load(), kPending);
+  EXPECT_EQ(nonzero.load(), 1);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// Shutdown cancels every pending timer, including those dispatched to the
+// worker pool and not started. Here one worker is blocked in a callback while
+// nine more timers of the same tick wait for it; Shutdown must cancel all
+// nine (they were pending: Stop would have returned true), and none may run
+// after it returned.
+TEST_F(TimingWheelTest, ShutdownCancelsTimersQueuedForABusyWorker) {
+  Options options = DefaultOptions();
+  options.workers = 1;
+  Start(options);
+  constexpr int kQueued = 9;
+  Gate entered;
+  Gate release;
+  ASSERT_TRUE(wheel_
+                  ->AfterFunc(kTick,
+                              [&] {
+                                entered.Open();
+                                release.Wait();
+                              })
+                  .ok());
+  auto probe = NewProbe();
+  std::vector<Timer> queued;
+  for (int i = 0; i < kQueued; ++i) queued.push_back(After(kTick, probe));
+  clock_->Advance(kTick);
+  ASSERT_TRUE(entered.Wait());
+  EXPECT_EQ(wheel_->Pending(), kQueued);
+  std::future<int64_t> cancelled =
+      std::async(std::launch::async, [this] { return wheel_->Shutdown(); });
+  // Shutdown empties the pool's queue before it waits for the running
+  // callback; then let the callback return.
+  ASSERT_TRUE(Eventually([&] { return engine().WorkerQueueDepth() == 0; }));
+  absl::SleepFor(absl::Milliseconds(20));
+  release.Open();
+  EXPECT_EQ(cancelled.get(), kQueued)
+      << "Shutdown did not cancel every timer that was pending";
+  EXPECT_EQ(probe->runs(), 0)
+      << probe->runs()
+      << " pending callbacks ran after Shutdown cancelled "
+         "the pending timers";
+}
+
+TEST_F(TimingWheelTest, HandlesStaySafeAfterTheWheelIsDestroyed) {
+  auto probe = NewProbe();
+  Timer pending = After(absl::Hours(1), probe);
+  Timer fired = After(kTick, probe);
+  Timer stopped = After(absl::Hours(1), probe);
+  Timer periodic = EveryProbe(absl::Milliseconds(3), probe);
+  ASSERT_TRUE(stopped.Stop());
+  Advance(kTick);
+  ASSERT_EQ(probe->runs(), 1);
+  wheel_.reset();
+  for (Timer* timer : {&pending, &fired, &stopped, &periodic}) {
+    EXPECT_FALSE(timer->Stop());
+    EXPECT_FALSE(timer->Reset(kTick));
+    EXPECT_FALSE(timer->Reset(absl::ZeroDuration()));
+    Timer copy = *timer;
+    EXPECT_FALSE(copy.Stop());
+  }
+  clock_->Advance(absl::Hours(2));
+  absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(probe->runs(), 1);
+}
+
+// ---------------------------------------------------------------------------
+// Bad input
+
+absl::Status CreateStatus(const Options& options) {
+  return TimingWheel::Create(options).status();
+}
+
+TEST(TimingWheelOptionsTest, EachBadOptionIsInvalidArgumentNamingIt) {
+  struct Case {
+    std::function<void(Options&)> set;
+    std::string name;
+    std::string value;
+  };
+  const std::vector<Case> cases = {
+      {[](Options& o) { o.tick = absl::Nanoseconds(999); }, "tick", "999ns"},
+      {[](Options& o) { o.tick = absl::ZeroDuration(); }, "tick", "0"},
+      {[](Options& o) { o.tick = -kTick; }, "tick", "-1ms"},
+      {[](Options& o) { o.tick = absl::InfiniteDuration(); }, "tick", "inf"},
+      {[](Options& o) { o.wheel_size = 1; }, "wheel_size", "1"},
+      {[](Options& o) { o.wheel_size = 0; }, "wheel_size", "0"},
+      {[](Options& o) { o.wheel_size = 65537; }, "wheel_size", "65537"},
+      {[](Options& o) { o.workers = -1; }, "workers", "-1"},
+      {[](Options& o) { o.workers = 1025; }, "workers", "1025"},
+      {[](Options& o) { o.max_pending = -1; }, "max_pending", "-1"},
+  };
+  for (const Case& c : cases) {
+    Options options = DefaultOptions();
+    c.set(options);
+    const absl::Status status = CreateStatus(options);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument)
+        << c.name << " " << c.value << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr(c.name)) << status;
+    EXPECT_THAT(status.message(), HasSubstr(c.value)) << status;
+  }
+}
+
+TEST(TimingWheelOptionsTest, ExtremeGoodOptionsAreAccepted) {
+  for (int wheel_size : {2, 65536}) {
+    Options options = DefaultOptions();
+    options.wheel_size = wheel_size;
+    options.tick = absl::Microseconds(1);
+    options.workers = 1;
+    options.clock = std::make_shared<ManualClock>();
+    EXPECT_TRUE(TimingWheel::Create(options).ok()) << wheel_size;
+  }
+  Options options;  // every default
+  options.clock = std::make_shared<ManualClock>();
+  EXPECT_TRUE(TimingWheel::Create(options).ok());
+}
+
+TEST_F(TimingWheelTest, EmptyCallbackIsInvalidArgument) {
+  absl::StatusOr<Timer> timer = wheel_->AfterFunc(kTick, nullptr);
+  EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(timer.status().message(), HasSubstr("callback"));
+  EXPECT_THAT(timer.status().message(), HasSubstr("AfterFunc"));
+  absl::AnyInvocable<void()> empty;
+  timer = wheel_->Every(kTick, std::move(empty));
+  EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(timer.status().message(), HasSubstr("callback"));
+  EXPECT_THAT(timer.status().message(), HasSubstr("Every"));
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(TimingWheelTest, InfiniteDurationIsInvalidArgument) {
+  auto probe = NewProbe();
+  for (absl::Duration d :
+       {absl::InfiniteDuration(), -absl::InfiniteDuration()}) {
+    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, Probe::Record(probe));
+    EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument) << d;
+    EXPECT_THAT(timer.status().message(), HasSubstr("duration"));
+    EXPECT_THAT(timer.status().message(), HasSubstr(absl::FormatDuration(d)));
+  }
+  EXPECT_EQ(wheel_->Pending(), 0);
+  WaitIdle();
+  EXPECT_EQ(probe->runs(), 0);
+}
+
+TEST_F(TimingWheelTest, EveryWithPeriodNotPositiveIsInvalidArgument) {
+  auto probe = NewProbe();
+  for (absl::Duration period :
+       {absl::ZeroDuration(), -absl::Nanoseconds(1), -absl::Milliseconds(1),
+        absl::InfiniteDuration(), -absl::InfiniteDuration()}) {
+    absl::StatusOr<Timer> timer = wheel_->Every(period, Probe::Record(probe));
+    EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument)
+        << period;
+    EXPECT_THAT(timer.status().message(), HasSubstr("period"));
+    EXPECT_THAT(timer.status().message(),
+                HasSubstr(absl::FormatDuration(period)));
+  }
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// Near the end of the representable range (2^63 ns, about 292 years) a far
+// deadline must be refused, never wrapped into an early timer.
+TEST_F(TimingWheelTest, DeadlinePastTheSupportedRangeIsInvalidArgument) {
+  const absl::Duration near_end = absl::Floor(
+      absl::Nanoseconds(std::numeric_limits<int64_t>::max()) - 50 * kYear,
+      kTick);
+  auto probe = NewProbe();
+  Advance(near_end);
+  absl::StatusOr<Timer> timer =
+      wheel_->AfterFunc(100 * kYear, Probe::Record(probe));
+  EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(timer.status().message(), HasSubstr("out of range"));
+  EXPECT_EQ(wheel_->Every(100 * kYear, Probe::Record(probe)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(wheel_->Pending(), 0);
+  // Within the range it still works, close to the end.
+  Timer ten_years = After(10 * kYear, probe);
+  Advance(10 * kYear - kTick);
+  EXPECT_EQ(probe->runs(), 0);
+  Advance(kTick);
+  EXPECT_EQ(probe->runs(), 1);
+  // A clock saturated at its end: a positive delay cannot be armed at all.
+  Advance(absl::InfiniteDuration());
+  EXPECT_EQ(wheel_->AfterFunc(absl::Nanoseconds(1), Probe::Record(probe))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ten_years.Reset(kTick)) << "out of range: Reset stops it";
+  EXPECT_EQ(wheel_->Pending(), 0);
+  WaitIdle();
+  EXPECT_EQ(probe->runs(), 1);
+}
+
+// ---------------------------------------------------------------------------
+// std::chrono overloads
+
+TEST_F(TimingWheelTest, ChronoOverloads) {
+  auto once = NewProbe();
+  auto every = NewProbe();
+  absl::StatusOr<Timer> a =
+      wheel_->AfterFunc(std::chrono::milliseconds(5), Probe::Record(once));
+  ASSERT_TRUE(a.ok());
+  absl::StatusOr<Timer> b =
+      wheel_->Every(std::chrono::microseconds(2000), Probe::Record(every));
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(wheel_->Every(std::chrono::seconds(0), Probe::Record(every))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(a->Reset(std::chrono::microseconds(7000)));
+  for (int i = 0; i < 6; ++i) Advance(kTick);
+  Advance(kTick - absl::Nanoseconds(1));
+  EXPECT_EQ(once->runs(), 0);
+  Advance(absl::Nanoseconds(1));
+  EXPECT_EQ(once->runs(), 1);
+  EXPECT_EQ(once->last_run(), absl::Milliseconds(7));
+  EXPECT_EQ(every->times(), (std::vector<absl::Duration>{
+                                absl::Milliseconds(2), absl::Milliseconds(4),
+                                absl::Milliseconds(6)}));
+  EXPECT_TRUE(b->Reset(std::chrono::nanoseconds(3)));
+  WaitIdle();
+  EXPECT_TRUE(b->Stop());
+}
+
+}  // namespace
+}  // namespace timingwheel
