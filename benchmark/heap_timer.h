@@ -63,58 +63,16 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
+#include "mutex.h"
 
 namespace timingwheel {
 namespace bench {
 
-// std::mutex with clang thread-safety annotations (see STYLE.md: TSan sees
-// std::mutex, and clang checks the ABSL_GUARDED_BY fields below).
-class ABSL_LOCKABLE Mutex {
- public:
-  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
-  void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
-
- private:
-  friend class CondVar;
-  std::mutex mu_;
-};
-
-class ABSL_SCOPED_LOCKABLE MutexLock {
- public:
-  explicit MutexLock(Mutex* mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {
-    mu_->Lock();
-  }
-  MutexLock(const MutexLock&) = delete;
-  MutexLock& operator=(const MutexLock&) = delete;
-  ~MutexLock() ABSL_UNLOCK_FUNCTION() { mu_->Unlock(); }
-
- private:
-  Mutex* const mu_;
-};
-
-// std::condition_variable over `Mutex`. Waits release `mu` while blocked and
-// hold it again on return; they may return spuriously.
-class CondVar {
- public:
-  void Wait(Mutex* mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
-    cv_.wait(lock);
-    lock.release();
-  }
-  // Waits until `deadline_ns` on the steady clock (see `SteadyNowNs`).
-  void WaitUntil(Mutex* mu, int64_t deadline_ns)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
-    cv_.wait_until(lock, std::chrono::steady_clock::time_point(
-                             std::chrono::nanoseconds(deadline_ns)));
-    lock.release();
-  }
-  void NotifyOne() { cv_.notify_one(); }
-  void NotifyAll() { cv_.notify_all(); }
-
- private:
-  std::condition_variable cv_;
-};
+// The library's annotated std::mutex wrapper (lib/mutex.h): TSan sees it and
+// clang checks the ABSL_GUARDED_BY fields below.
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
 
 // Nanoseconds on std::chrono::steady_clock.
 inline int64_t SteadyNowNs() {
