@@ -20,6 +20,9 @@ constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 // The engine and timer whose callback this thread is running, if any.
 thread_local const Engine* tls_engine = nullptr;
 thread_local TimerNode* tls_node = nullptr;
+// Resets this thread is inside (one may run a callback inline, through an
+// executor, which then calls Shutdown: Shutdown must not wait for those).
+thread_local int64_t tls_resets_in_flight = 0;
 
 absl::Status ValidateOptions(const Options& options) {
   if (options.tick < absl::Microseconds(1) ||
@@ -331,7 +334,20 @@ bool Engine::Stop(TimerNode* node) {
 
 bool Engine::Reset(TimerNode* node, absl::Duration d) {
   if (d == absl::InfiniteDuration()) return Stop(node);
-  if (closed_.load(std::memory_order_acquire)) return false;
+  // Shutdown waits for the Resets that got past this check, so the timers
+  // they arm are cancelled and counted by it, never after it returned. Both
+  // sides are seq_cst: either Shutdown sees this Reset in flight, or this
+  // Reset sees the wheel closed.
+  resets_in_flight_.Add(1, std::memory_order_seq_cst);
+  ++tls_resets_in_flight;
+  struct Done {
+    Engine* engine;
+    ~Done() {
+      --tls_resets_in_flight;
+      engine->resets_in_flight_.Add(-1, std::memory_order_seq_cst);
+    }
+  } done{this};
+  if (closed_.load(std::memory_order_seq_cst)) return false;
   const int64_t now_ns = NowNs();
   absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, d, "Reset");
   if (!deadline.ok()) return Stop(node);
@@ -595,7 +611,11 @@ int64_t Engine::Shutdown() {
     pool_->WaitNoneRunning();
     return 0;
   }
-  closed_.store(true, std::memory_order_release);
+  closed_.store(true, std::memory_order_seq_cst);
+  while (resets_in_flight_.Sum(std::memory_order_seq_cst) >
+         tls_resets_in_flight) {
+    std::this_thread::yield();  // a Reset holds no lock for long
+  }
   queue_.Close();
   {
     MutexLock lock(&inbox_mu_);

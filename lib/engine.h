@@ -222,6 +222,7 @@ class Engine {
       scheduled_;           // arms: AfterFunc, Every, Reset of an unarmed timer
   ShardedCounter stopped_;  // Stop() calls that returned true
   ShardedCounter thrown_;
+  ShardedCounter resets_in_flight_;    // seq_cst; see Reset and Shutdown
   std::atomic<int64_t> cancelled_{0};  // by Shutdown
   // Lateness (start - deadline) of every callback started, one per worker.
   std::vector<std::unique_ptr<LatencyHistogram>> lateness_;

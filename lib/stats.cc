@@ -15,11 +15,9 @@ int ShardedCounter::ThreadShard() {
   return shard;
 }
 
-int64_t ShardedCounter::Sum() const {
+int64_t ShardedCounter::Sum(std::memory_order order) const {
   int64_t sum = 0;
-  for (const Cell& cell : cells_) {
-    sum += cell.value.load(std::memory_order_relaxed);
-  }
+  for (const Cell& cell : cells_) sum += cell.value.load(order);
   return sum;
 }
 

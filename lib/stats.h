@@ -14,8 +14,9 @@
 // of the true value), mergeable, with percentiles. Each worker thread records
 // into its own histogram.
 //
-// Thread-safety: thread-safe. All cells are relaxed atomics: these are
-// statistics, ordered with nothing else.
+// Thread-safety: thread-safe. Cells are relaxed atomics by default (as
+// statistics they are ordered with nothing else); a counter that must be
+// ordered with other atomics (Engine's resets in flight) passes seq_cst.
 
 #ifndef TIMINGWHEEL_LIB_STATS_H_
 #define TIMINGWHEEL_LIB_STATS_H_
@@ -28,10 +29,10 @@ namespace timingwheel::internal {
 
 class ShardedCounter {
  public:
-  void Add(int64_t n) {
-    cells_[ThreadShard()].value.fetch_add(n, std::memory_order_relaxed);
+  void Add(int64_t n, std::memory_order order = std::memory_order_relaxed) {
+    cells_[ThreadShard()].value.fetch_add(n, order);
   }
-  int64_t Sum() const;
+  int64_t Sum(std::memory_order order = std::memory_order_relaxed) const;
 
  private:
   static constexpr int kShards = 16;
