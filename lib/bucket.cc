@@ -4,11 +4,6 @@
 
 namespace timingwheel::internal {
 
-Bucket* Bucket::InTransit() {
-  static Bucket marker(nullptr);
-  return &marker;
-}
-
 void Bucket::Add(TimerNode* node, uint64_t gen) {
   node->prev = tail_;
   node->next = nullptr;
@@ -19,7 +14,9 @@ void Bucket::Add(TimerNode* node, uint64_t gen) {
   }
   tail_ = node;
   node->linked_gen = gen;
+  // This order, and Holds' reverse one: see Holds.
   node->where.store(this, std::memory_order_release);
+  node->link_epoch.store(epoch_, std::memory_order_release);
   ++size_;
 }
 
@@ -45,17 +42,19 @@ bool Bucket::SetExpiration(int64_t expiration_tick) {
   return true;
 }
 
-void Bucket::Flush(std::vector<TimerNode*>* out) {
-  for (TimerNode* node = head_; node != nullptr;) {
-    TimerNode* next = node->next;
-    node->prev = node->next = nullptr;
-    node->where.store(InTransit(), std::memory_order_release);
-    out->push_back(node);
-    node = next;
-  }
+TimerNode* Bucket::Detach() {
+  TimerNode* list = head_;
   head_ = tail_ = nullptr;
   size_ = 0;
   expiration_tick_ = kNoExpiration;
+  ++epoch_;
+  return list;
+}
+
+void Bucket::Flush(std::vector<TimerNode*>* out) {
+  for (TimerNode* node = Detach(); node != nullptr; node = node->next) {
+    out->push_back(node);
+  }
 }
 
 }  // namespace timingwheel::internal

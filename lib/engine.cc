@@ -16,6 +16,8 @@ namespace {
 
 constexpr int kMaxWheelSize = 1 << 16;
 constexpr int kMaxWorkers = 1024;
+// Due timers the advancer hands to the workers at once from one bucket.
+constexpr size_t kSubmitChunk = 1024;
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 // The engine and timer whose callback this thread is running, if any.
 thread_local const Engine* tls_engine = nullptr;
@@ -310,8 +312,7 @@ bool Engine::Stop(TimerNode* node) {
         // Unlink it now if it sits in a bucket; a node in transit is dropped
         // by the advancer when it sees the state.
         Bucket* bucket = node->where.load(std::memory_order_acquire);
-        if (bucket != nullptr && bucket != Bucket::InTransit() &&
-            bucket->level()->Remove(node, bucket, gen)) {
+        if (bucket != nullptr && bucket->level()->Remove(node, bucket, gen)) {
           node->Unref();  // the bucket's reference
         }
         return true;
@@ -389,12 +390,15 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
       // Take the node out of its bucket (a stopped node may still sit in
       // one); the bucket's reference then carries the new arm.
       Bucket* bucket = node->where.load(std::memory_order_acquire);
-      bool own_reference =
-          bucket != nullptr && bucket != Bucket::InTransit() &&
+      const bool own_reference =
+          bucket != nullptr &&
           bucket->level()->Remove(node, bucket, WheelLevel::kAnyGeneration);
-      if (!own_reference &&
-          node->where.load(std::memory_order_acquire) == Bucket::InTransit()) {
-        // The advancer holds it and will place it by this deadline.
+      if (!own_reference && bucket != nullptr &&
+          node->where.load(std::memory_order_acquire) == bucket) {
+        // Still naming the bucket but not in its list: a flush detached it,
+        // and the advancer will place it by this deadline. (A Stop that
+        // unlinked it meanwhile cleared `where`; only linkers, which hold
+        // this node lock, set it.)
         node->deadline_ns = *deadline;
         return was_pending;
       }
@@ -442,7 +446,6 @@ void Engine::PollerLoop() {
 void Engine::AdvancerLoop() {
   SetCurrentThreadName("tw-advancer");
   std::vector<DelayQueue::Entry> entries;
-  std::vector<TimerNode*> nodes;
   std::vector<TimerNode*> dropped;
   std::vector<WorkerPool::Task> batch;
   for (;;) {
@@ -455,9 +458,13 @@ void Engine::AdvancerLoop() {
     }
     for (const DelayQueue::Entry& entry : entries) {
       level0_->Advance(entry.expiration_tick);
-      entry.bucket->level()->Flush(entry.bucket, &nodes);
+      TimerNode* next = entry.bucket->level()->Detach(entry.bucket);
       const int64_t now_ns = NowNs();
-      for (TimerNode* node : nodes) {
+      // One pass over the detached list; its links are the advancer's alone,
+      // and `next` is read before the node is placed again.
+      while (TimerNode* node = next) {
+        next = node->next;
+        if (next != nullptr) __builtin_prefetch(next);
         SpinLockHolder lock(&node->mu);
         const uint64_t word = node->LoadState();
         if (StateOf(word) != State::kPending) {
@@ -477,8 +484,9 @@ void Engine::AdvancerLoop() {
             dropped.push_back(node);
             break;
         }
+        // Let the workers start on a huge bucket before it is all moved.
+        if (batch.size() >= kSubmitChunk) SubmitBatch(&batch);
       }
-      nodes.clear();
       SubmitBatch(&batch);
       // Released with no node lock held: the last reference deletes the node.
       for (TimerNode* node : dropped) node->Unref();

@@ -40,7 +40,9 @@
 //     delay queue's mutex.
 //   * `prev`, `next` and `linked_gen` are guarded by the mutex of the level
 //     whose bucket holds the node; `where` is written under that mutex too and
-//     read without it by Stop, which then locks the level and checks again.
+//     read without it by Stop and Reset, which then lock the level and check
+//     Bucket::Holds. The links of a detached (in-transit) list belong to
+//     the advancer alone.
 //
 // Lifetime: intrusive reference count. Each Timer handle holds one reference;
 // whichever part of the wheel holds the node (a bucket, the advancer, a worker
@@ -133,14 +135,17 @@ class TimerNode {
   bool has_rearm ABSL_GUARDED_BY(mu) = false;
   int64_t rearm_deadline_ns ABSL_GUARDED_BY(mu) = 0;
 
-  // Where the node is: a bucket, Bucket::InTransit() (taken out of a bucket by
-  // a flush, not yet placed again), or nullptr (in no bucket).
+  // The bucket the node was last linked into, or nullptr. It is in that
+  // bucket's list only while `link_epoch` equals the bucket's epoch
+  // (Bucket::Holds); after a flush detached the list it is in transit,
+  // owned by the advancer until placed again.
   std::atomic<Bucket*> where{nullptr};
-  // Bucket list links and the generation the node was linked with; guarded by
-  // the mutex of the level that owns `where`.
+  // Bucket list links, the generation and the bucket epoch the node was
+  // linked with; guarded by the mutex of the level that owns `where`.
   TimerNode* prev = nullptr;
   TimerNode* next = nullptr;
   uint64_t linked_gen = 0;
+  std::atomic<uint32_t> link_epoch{0};  // atomic: see Bucket::Holds
 
  private:
   ~TimerNode() = default;

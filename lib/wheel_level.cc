@@ -76,7 +76,7 @@ WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
 
 bool WheelLevel::Remove(TimerNode* node, Bucket* bucket, uint64_t gen) {
   SpinLockHolder lock(&mu_);
-  if (node->where.load(std::memory_order_relaxed) != bucket ||
+  if (!bucket->Holds(node) ||
       (gen != kAnyGeneration && node->linked_gen != gen)) {
     return false;
   }
@@ -94,9 +94,9 @@ void WheelLevel::Advance(int64_t tick) {
   }
 }
 
-void WheelLevel::Flush(Bucket* bucket, std::vector<TimerNode*>* out) {
+TimerNode* WheelLevel::Detach(Bucket* bucket) {
   SpinLockHolder lock(&mu_);
-  bucket->Flush(out);
+  return bucket->Detach();
 }
 
 void WheelLevel::Close(std::vector<TimerNode*>* out) {

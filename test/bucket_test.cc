@@ -230,10 +230,10 @@ TEST_F(BucketTest, FlushEmptiesAndClearsExpiration) {
   EXPECT_TRUE(bucket.empty());
   EXPECT_EQ(bucket.size(), 0);
   EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
+  // In transit: they still name the bucket, which no longer holds them.
   for (TimerNode* node : nodes) {
-    EXPECT_EQ(node->where.load(), Bucket::InTransit());
-    EXPECT_EQ(node->prev, nullptr);
-    EXPECT_EQ(node->next, nullptr);
+    EXPECT_EQ(node->where.load(), &bucket);
+    EXPECT_FALSE(bucket.Holds(node));
   }
   // Cleared in the same step: the next timer makes it offerable again.
   TimerNode* late = NewNode();
@@ -279,11 +279,39 @@ TEST_F(BucketTest, FlushedNodesCanBeAddedAgainInAnyBucket) {
   EXPECT_EQ(other.size(), 1);
 }
 
-TEST_F(BucketTest, InTransitIsOneSharedMarkerOfNoLevel) {
-  EXPECT_NE(Bucket::InTransit(), nullptr);
-  EXPECT_EQ(Bucket::InTransit(), Bucket::InTransit());
-  EXPECT_EQ(Bucket::InTransit()->level(), nullptr);
-  EXPECT_TRUE(Bucket::InTransit()->empty());
+TEST_F(BucketTest, DetachReturnsTheListInOrderAndLeavesItsLinksIntact) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(3);
+  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  ASSERT_TRUE(bucket.SetExpiration(7));
+  std::vector<TimerNode*> walked;
+  for (TimerNode* node = bucket.Detach(); node != nullptr; node = node->next) {
+    walked.push_back(node);
+  }
+  EXPECT_THAT(walked, ElementsAreArray(nodes));
+  EXPECT_TRUE(bucket.empty());
+  EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
+  EXPECT_EQ(bucket.Detach(), nullptr);
+}
+
+TEST_F(BucketTest, HoldsOnlyNodesLinkedSinceTheLastDetach) {
+  Bucket bucket(nullptr);
+  Bucket other(nullptr);
+  TimerNode* old = NewNode();
+  bucket.Add(old, 0);
+  EXPECT_TRUE(bucket.Holds(old));
+  EXPECT_FALSE(other.Holds(old));
+  bucket.Detach();
+  EXPECT_FALSE(bucket.Holds(old));  // in transit
+  TimerNode* fresh = NewNode();
+  bucket.Add(fresh, 0);
+  EXPECT_TRUE(bucket.Holds(fresh));
+  EXPECT_FALSE(bucket.Holds(old));
+  bucket.Add(old, 1);  // placed again, in the new epoch
+  EXPECT_TRUE(bucket.Holds(old));
+  bucket.Remove(old);
+  EXPECT_FALSE(bucket.Holds(old));
+  EXPECT_EQ(old->where.load(), nullptr);
 }
 
 TEST_F(BucketTest, LevelIsTheOneGiven) {

@@ -85,6 +85,16 @@ class WheelLevelTestPeer {
 
 namespace {
 
+// The nodes of `bucket`'s list, detached by `level` as a flush does.
+std::vector<TimerNode*> DetachAll(WheelLevel& level, Bucket* bucket) {
+  std::vector<TimerNode*> nodes;
+  for (TimerNode* node = level.Detach(bucket); node != nullptr;
+       node = node->next) {
+    nodes.push_back(node);
+  }
+  return nodes;
+}
+
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using AddResult = WheelLevel::AddResult;
@@ -821,13 +831,11 @@ TEST_F(WheelLevelTest, RemoveOfAFlushedNodeDoesNothing) {
   TimerNode* node = NewNode();
   ASSERT_EQ(AddLocked(&level0, node, 3, 1), AddResult::kAdded);
   Bucket* bucket = node->where.load();
-  std::vector<TimerNode*> out;
-  level0.Flush(bucket, &out);
-  EXPECT_THAT(out, ElementsAre(node));
-  EXPECT_EQ(node->where.load(), Bucket::InTransit());
+  EXPECT_THAT(DetachAll(level0, bucket), ElementsAre(node));
+  EXPECT_FALSE(bucket->Holds(node));  // in transit
   EXPECT_EQ(bucket->expiration(), Bucket::kNoExpiration);
   EXPECT_FALSE(level0.Remove(node, bucket, 1));
-  EXPECT_EQ(node->where.load(), Bucket::InTransit());
+  EXPECT_EQ(node->where.load(), bucket);  // untouched: the advancer owns it
 }
 
 TEST_F(WheelLevelTest, BucketIsOfferedOncePerFillAndAgainAfterFlush) {
@@ -839,16 +847,14 @@ TEST_F(WheelLevelTest, BucketIsOfferedOncePerFillAndAgainAfterFlush) {
   ASSERT_EQ(AddLocked(&level0, b, 2), AddResult::kAdded);
   EXPECT_EQ(queue->size(), 1);
   Bucket* bucket = a->where.load();
-  std::vector<TimerNode*> out;
-  level0.Flush(bucket, &out);
-  EXPECT_THAT(out, ElementsAre(a, b));
+  EXPECT_THAT(DetachAll(level0, bucket), ElementsAre(a, b));
   EXPECT_EQ(Drain(queue.get()).size(), 1u);
   ASSERT_EQ(AddLocked(&level0, a, 2), AddResult::kAdded);
   std::vector<DelayQueue::Entry> offered = Drain(queue.get());
   ASSERT_EQ(offered.size(), 1u);
   EXPECT_EQ(offered[0].bucket, bucket);
   EXPECT_EQ(offered[0].expiration_tick, 2);
-  level0.Flush(bucket, &out);
+  DetachAll(level0, bucket);
 }
 
 TEST_F(WheelLevelTest, CountTimersCountsEveryBucketOfTheLevelOnly) {
@@ -885,7 +891,9 @@ TEST_F(WheelLevelTest, CloseEmptiesTheLevelAndRefusesLaterAdds) {
   // By slot, each in insertion order.
   EXPECT_THAT(out, ElementsAre(added[0], added[2], added[1], added[3]));
   for (TimerNode* node : out) {
-    EXPECT_EQ(node->where.load(), Bucket::InTransit());
+    Bucket* bucket = node->where.load();
+    ASSERT_NE(bucket, nullptr);
+    EXPECT_FALSE(bucket->Holds(node));  // detached: in transit
   }
   EXPECT_EQ(level0.CountTimers(), 0);
   for (int slot = 0; slot < 4; ++slot) {
@@ -1002,9 +1010,10 @@ class Simulation {
       for (const DelayQueue::Entry& entry : entries) {
         released_.push_back(entry.expiration_tick);
         level0_.Advance(entry.expiration_tick);
-        std::vector<TimerNode*> nodes;
-        entry.bucket->level()->Flush(entry.bucket, &nodes);
-        for (TimerNode* node : nodes) Place(node);
+        for (TimerNode* node :
+             DetachAll(*entry.bucket->level(), entry.bucket)) {
+          Place(node);
+        }
       }
       queue_.Done(static_cast<int64_t>(entries.size()));
     }
@@ -1020,7 +1029,7 @@ class Simulation {
   const std::vector<int64_t>& released() const { return released_; }
   int Level(TimerNode* node) {
     Bucket* bucket = node->where.load();
-    if (bucket == nullptr || bucket == Bucket::InTransit()) return -1;
+    if (bucket == nullptr || !bucket->Holds(node)) return -1;
     return IndexOf(&level0_, bucket->level());
   }
   int64_t BucketExpiration(TimerNode* node) {
