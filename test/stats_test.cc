@@ -1,0 +1,106 @@
+// Copyright 2026 The timingwheel Authors.
+//
+// stats_test.cc: the counters and the lateness histogram (lib/stats.h), and
+// GetStats on a ManualClock wheel: every counter agrees with what happened,
+// and lateness is measured by the wheel's clock.
+
+#include "stats.h"
+
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "test_util.h"
+#include "timingwheel/timingwheel.h"
+
+namespace timingwheel {
+namespace {
+
+using internal::LatencyHistogram;
+using internal::ShardedCounter;
+
+TEST(ShardedCounterTest, SumsAddsFromManyThreads) {
+  ShardedCounter counter;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&counter] {
+      for (int i = 0; i < 10000; ++i) counter.Add(1);
+      counter.Add(-5000);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(counter.Sum(), 8 * 5000);
+}
+
+TEST(LatencyHistogramTest, PercentilesAreWithinAnEighthAbove) {
+  LatencyHistogram histogram;
+  EXPECT_EQ(histogram.Percentile(0.5), 0);
+  for (int64_t v = 1; v <= 1000; ++v) histogram.Record(v * 1000);
+  EXPECT_EQ(histogram.Count(), 1000);
+  EXPECT_EQ(histogram.Max(), 1000000);
+  for (double q : {0.5, 0.9, 0.99, 0.999}) {
+    const double exact = q * 1000 * 1000;
+    const int64_t got = histogram.Percentile(q);
+    EXPECT_GE(got, exact) << q;
+    EXPECT_LE(got, exact * 1.125 + 1000) << q;
+  }
+  EXPECT_EQ(histogram.Percentile(1.0), 1000000);
+}
+
+TEST(LatencyHistogramTest, SmallNegativeAndHugeValues) {
+  LatencyHistogram histogram;
+  histogram.Record(-5);  // counts as 0
+  histogram.Record(0);
+  histogram.Record(7);
+  histogram.Record(INT64_MAX);
+  EXPECT_EQ(histogram.Count(), 4);
+  EXPECT_EQ(histogram.Percentile(0.5), 0);
+  EXPECT_EQ(histogram.Percentile(0.75), 7);
+  EXPECT_EQ(histogram.Percentile(1.0), INT64_MAX);
+  LatencyHistogram merged;
+  merged.MergeFrom(histogram);
+  EXPECT_EQ(merged.Count(), 4);
+  EXPECT_EQ(merged.Max(), INT64_MAX);
+}
+
+TEST(GetStatsTest, CountersAndLatenessFollowWhatHappened) {
+  auto clock = std::make_shared<ManualClock>();
+  Options options;
+  options.clock = clock;
+  options.workers = 1;
+  options.tick = absl::Milliseconds(1);
+  auto wheel = TimingWheel::Create(options).value();
+
+  // An unaligned deadline: 0.5 ms, fires at the 1 ms tick, 0.5 ms late.
+  ASSERT_TRUE(wheel->AfterFunc(absl::Microseconds(500), [] {}).ok());
+  Timer stopped = wheel->AfterFunc(absl::Seconds(5), [] {}).value();
+  ASSERT_TRUE(stopped.Stop());
+  Timer every = wheel->Every(absl::Milliseconds(2), [] {}).value();
+  ASSERT_TRUE(wheel->AfterFunc(absl::Hours(1), [] {}).ok());
+
+  for (int i = 0; i < 4; ++i) {
+    clock->Advance(absl::Milliseconds(1));
+    TimingWheelTestPeer::WaitIdle(*wheel);
+  }
+  Stats stats = wheel->GetStats();
+  EXPECT_EQ(stats.scheduled, 4);
+  EXPECT_EQ(stats.stopped, 1);
+  EXPECT_EQ(stats.fired, 3);    // the 0.5 ms timer, Every at 2 and 4 ms
+  EXPECT_EQ(stats.pending, 2);  // Every, and the hour
+  EXPECT_EQ(stats.cancelled, 0);
+  EXPECT_EQ(stats.callbacks_thrown, 0);
+  EXPECT_EQ(stats.worker_queue_depth, 0);
+  EXPECT_GE(stats.levels, 5);  // an hour out needs level 4 (53 min)
+  EXPECT_EQ(stats.lateness_max, absl::Microseconds(500));
+  EXPECT_EQ(stats.lateness_p50, absl::ZeroDuration());
+
+  EXPECT_EQ(wheel->Shutdown(), 2);
+  stats = wheel->GetStats();
+  EXPECT_EQ(stats.cancelled, 2);
+  EXPECT_EQ(stats.pending, 0);
+}
+
+}  // namespace
+}  // namespace timingwheel
