@@ -49,14 +49,15 @@ int main() {
     connections.push_back(conn);
   }
 
+  // Connection 1 is done before its deadline and closes itself cleanly: its
+  // deadline is stopped (true: the idle callback will never run).
+  const bool stopped = connections[1]->idle_deadline.Stop();
+
   // Connection 0 is busy: activity every 10 s keeps it open.
   for (int second = 0; second < 60; second += 10) {
     clock->Advance(absl::Seconds(10));
     connections[0]->idle_deadline.Reset(kIdleTimeout);
   }
-  // Connection 1 closes itself cleanly: its deadline is stopped.
-  const bool stopped = connections[1]->idle_deadline.Stop();
-
   // Connection 2 was idle for 60 s: its callback closes it on a worker.
   // (A real server just goes on; the example waits to print the outcome.)
   const absl::Time give_up = absl::Now() + absl::Seconds(10);
