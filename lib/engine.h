@@ -104,11 +104,7 @@ class Engine {
   // a ManualClock this makes "advance, then check" exact.
   void WaitIdle() const;
 
-  // Callbacks that threw an exception (caught; the worker lives on).
-  int64_t CallbacksThrown() const { return thrown_.Sum(); }
   Stats GetStats() const;
-  // Tasks queued for the workers and not started.
-  int64_t WorkerQueueDepth() const { return pool_->QueueDepth(); }
   // The lowest level; tests walk the levels from it.
   const WheelLevel& level0() const { return *level0_; }
   // Buckets waiting in the delay queue.

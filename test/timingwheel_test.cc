@@ -689,8 +689,9 @@ TEST_F(TimingWheelTest, StopOfTimerQueuedForABusyWorkerWinsAndItNeverRuns) {
   clock_->Advance(kTick);
   ASSERT_TRUE(entered.Wait());
   clock_->Advance(kTick);
-  ASSERT_TRUE(Eventually([&] { return engine().WorkerQueueDepth() == 1; }))
-      << "the second timer never reached the worker queue";
+  ASSERT_TRUE(Eventually([&] {
+    return wheel_->GetStats().worker_queue_depth == 1;
+  })) << "the second timer never reached the worker queue";
   EXPECT_EQ(wheel_->Pending(), 1);
   EXPECT_TRUE(queued.Stop());
   EXPECT_FALSE(queued.Stop());
@@ -1287,7 +1288,7 @@ TEST_F(TimingWheelTest, ThrowingCallbacksAreCaughtAndTheWorkerLivesOn) {
   After(kTick, same_tick);
   After(2 * kTick, later);
   Advance(kTick);
-  EXPECT_EQ(engine().CallbacksThrown(), 2);
+  EXPECT_EQ(wheel_->GetStats().callbacks_thrown, 2);
   EXPECT_EQ(same_tick->runs(), 1);
   Advance(kTick);
   EXPECT_EQ(later->runs(), 1);
@@ -1300,7 +1301,7 @@ TEST_F(TimingWheelTest, ThrowingCallbacksAreCaughtAndTheWorkerLivesOn) {
   Advance(kTick);
   Advance(kTick);
   EXPECT_EQ(periodic->runs(), 2) << "a periodic timer that throws keeps going";
-  EXPECT_EQ(engine().CallbacksThrown(), 4);
+  EXPECT_EQ(wheel_->GetStats().callbacks_thrown, 4);
   EXPECT_TRUE(thrower->Stop());
 }
 
@@ -1433,7 +1434,8 @@ TEST_F(TimingWheelTest, ShutdownCancelsTimersQueuedForABusyWorker) {
       std::async(std::launch::async, [this] { return wheel_->Shutdown(); });
   // Shutdown empties the pool's queue before it waits for the running
   // callback; then let the callback return.
-  ASSERT_TRUE(Eventually([&] { return engine().WorkerQueueDepth() == 0; }));
+  ASSERT_TRUE(
+      Eventually([&] { return wheel_->GetStats().worker_queue_depth == 0; }));
   absl::SleepFor(absl::Milliseconds(20));
   release.Open();
   EXPECT_EQ(cancelled.get(), kQueued)
