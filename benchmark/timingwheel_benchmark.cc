@@ -68,6 +68,7 @@
 #include "absl/time/time.h"
 #include "benchmark/benchmark.h"
 #include "heap_timer.h"
+#include "proc_status.h"
 #include "timingwheel/timingwheel.h"
 #ifdef TIMINGWHEEL_HAVE_ASIO
 #include "asio_timer.h"
@@ -172,23 +173,6 @@ void Problem(benchmark::State& state, const char* counter, int64_t value) {
   state.counters[counter] = static_cast<double>(value);
   std::fprintf(stderr, "PROBLEM (in the next result row): %s = %lld\n", counter,
                static_cast<long long>(value));
-}
-
-// Resident set size of this process, from /proc/self/status.
-int64_t VmRssBytes() {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return -1;
-  char line[256];
-  int64_t kb = -1;
-  while (std::fgets(line, sizeof(line), f) != nullptr) {
-    long long value;
-    if (std::sscanf(line, "VmRSS: %lld kB", &value) == 1) {
-      kb = value;
-      break;
-    }
-  }
-  std::fclose(f);
-  return kb < 0 ? -1 : kb * 1024;
 }
 
 // Hands memory freed by earlier benchmarks back to the kernel, so that the
@@ -536,11 +520,11 @@ void BM_Memory(benchmark::State& state) {
     TrimHeap();
     Impl impl(kWorkers);
     state.ResumeTiming();
-    const int64_t before = VmRssBytes();
+    const int64_t before = ProcStatusBytes("VmRSS");
     for (int64_t i = 0; i < n; ++i) {
       impl.AfterFunc(absl::Hours(1) + absl::Milliseconds(i % 10000), [] {});
     }
-    const int64_t after = VmRssBytes();
+    const int64_t after = ProcStatusBytes("VmRSS");
     bytes_per_timer += static_cast<double>(after - before) / n;
     rss_mb += (after - before) / 1048576.0;
     Problem(state, "pending_off_by", impl.Pending() - n);

@@ -50,6 +50,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli_report.h"
+#include "proc_status.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timer.h"
 #include "timingwheel/timingwheel.h"
@@ -428,30 +429,13 @@ bool WaitForFires(const FireLog& log, const Clock& clock, ProgressBar& bar,
 // ---------------------------------------------------------------------------
 // The run.
 
-// A "Key:   123 kB" line of /proc/self/status, in bytes; -1 if unavailable.
-int64_t ReadProcStatusBytes(absl::string_view key) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    absl::string_view rest = line;
-    if (!absl::ConsumePrefix(&rest, key) || !absl::ConsumePrefix(&rest, ":")) {
-      continue;
-    }
-    rest = absl::StripAsciiWhitespace(rest);
-    absl::ConsumeSuffix(&rest, "kB");
-    int64_t kb = 0;
-    return absl::SimpleAtoi(rest, &kb) ? kb * 1024 : -1;
-  }
-  return -1;
-}
-
 // Errors: only TimingWheel::Create's (bad tick, wheel_size or workers).
 absl::StatusOr<RunResults> RunLoad(const RunOptions& o, bool show_progress) {
   const std::shared_ptr<Clock> clock = SteadyClock();
   FireLog log(o.timers, clock.get());  // Outlives the wheel.
   RunResults r;
   r.options = o;
-  r.baseline_rss_bytes = ReadProcStatusBytes("VmRSS");
+  r.baseline_rss_bytes = ProcStatusBytes("VmRSS");
 
   absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
       TimingWheel::Create(WheelOptions(o, clock));
@@ -466,7 +450,7 @@ absl::StatusOr<RunResults> RunLoad(const RunOptions& o, bool show_progress) {
   r.pending_before_shutdown = (*wheel)->Pending();
   r.cancelled_by_shutdown = (*wheel)->Shutdown();
   // Before Summarize, whose own allocations would count.
-  r.peak_rss_bytes = ReadProcStatusBytes("VmHWM");
+  r.peak_rss_bytes = ProcStatusBytes("VmHWM");
   log.Summarize(r);
   return r;
 }

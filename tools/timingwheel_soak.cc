@@ -70,6 +70,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "proc_status.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timer.h"
 #include "timingwheel/timingwheel.h"
@@ -136,24 +137,6 @@ struct Options {
 };
 
 int64_t NowNs() { return absl::ToInt64Nanoseconds(SteadyClock()->Now()); }
-
-// A "Key:   123 kB" line of /proc/self/status, in bytes; -1 if unavailable.
-int64_t ProcStatusBytes(absl::string_view key) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    absl::string_view rest = line;
-    if (!absl::ConsumePrefix(&rest, key) || !absl::ConsumePrefix(&rest, ":")) {
-      continue;
-    }
-    rest = absl::StripAsciiWhitespace(rest);
-    absl::ConsumeSuffix(&rest, "kB");
-    rest = absl::StripAsciiWhitespace(rest);
-    int64_t kb = 0;
-    return absl::SimpleAtoi(rest, &kb) ? kb * 1024 : -1;
-  }
-  return -1;
-}
 
 // Bytes allocated with malloc and not freed (glibc's mallinfo2): tells a
 // leak (this stays high) from memory the allocator keeps (only RSS does).
