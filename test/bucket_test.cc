@@ -17,11 +17,10 @@
 #include <memory>
 #include <vector>
 
-#include "engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test_util.h"
 #include "timer_state.h"
-#include "timingwheel/clock.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -32,30 +31,8 @@ using ::testing::IsEmpty;
 
 class BucketTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    Options options;
-    options.clock = std::make_shared<ManualClock>();
-    options.workers = 1;
-    absl::StatusOr<Engine*> engine = Engine::Create(options);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = *engine;
-  }
-
-  void TearDown() override {
-    for (TimerNode* node : nodes_) node->Unref();
-    if (engine_ != nullptr) {
-      engine_->Shutdown();
-      engine_->Unref();
-    }
-  }
-
   // A fresh node, released at the end of the test.
-  TimerNode* NewNode() {
-    auto* node = new TimerNode(
-        engine_, [] {}, /*period_ns=*/0);
-    nodes_.push_back(node);
-    return node;
-  }
+  TimerNode* NewNode() { return engine_.NewNode(); }
 
   std::vector<TimerNode*> NewNodes(int n) {
     std::vector<TimerNode*> nodes;
@@ -82,8 +59,7 @@ class BucketTest : public ::testing::Test {
     return out;
   }
 
-  Engine* engine_ = nullptr;
-  std::vector<TimerNode*> nodes_;
+  IdleEngine engine_;
 };
 
 TEST_F(BucketTest, StartsEmptyWithNoExpiration) {

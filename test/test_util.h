@@ -2,6 +2,9 @@
 //
 // test_util.h: what several tests share to drive a wheel deterministically.
 //
+// `IdleEngine` is a home for the TimerNodes that the unit tests of buckets,
+// levels and timer states make directly.
+//
 // `TimingWheelTestPeer` reaches the engine behind a TimingWheel (declared a
 // friend there) so that a test can wait until the wheel is quiescent: every
 // bucket that is due by the clock has been flushed and every due callback has
@@ -12,6 +15,8 @@
 #define TIMINGWHEEL_TEST_TEST_UTIL_H_
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "engine.h"
 #include "timingwheel/timingwheel.h"
@@ -25,6 +30,49 @@ class TimingWheelTestPeer {
   }
   // Blocks until nothing is due and no callback runs (see Engine::WaitIdle).
   static void WaitIdle(TimingWheel& wheel) { wheel.engine_->WaitIdle(); }
+};
+
+// An engine whose clock never moves (a ManualClock, one worker): nothing it
+// holds ever fires. NewNode makes a node of it, released (then the engine
+// shut down) when the IdleEngine goes.
+class IdleEngine {
+ public:
+  IdleEngine() {
+    Options options;
+    options.clock = std::make_shared<ManualClock>();
+    options.workers = 1;
+    engine_ = internal::Engine::Create(std::move(options)).value();
+  }
+  IdleEngine(const IdleEngine&) = delete;
+  IdleEngine& operator=(const IdleEngine&) = delete;
+  ~IdleEngine() {
+    for (internal::TimerNode* node : nodes_) node->Unref();
+    Release();
+  }
+
+  internal::Engine* get() const { return engine_; }
+
+  // A one-shot node with an empty callback and one reference, which the
+  // IdleEngine releases.
+  internal::TimerNode* NewNode() {
+    auto* node = new internal::TimerNode(
+        engine_, [] {}, /*period_ns=*/0);
+    nodes_.push_back(node);
+    return node;
+  }
+
+  // Shuts the engine down and drops the owner's reference now; nodes keep it
+  // alive until their last reference goes.
+  void Release() {
+    if (engine_ == nullptr) return;
+    engine_->Shutdown();
+    engine_->Unref();
+    engine_ = nullptr;
+  }
+
+ private:
+  internal::Engine* engine_;
+  std::vector<internal::TimerNode*> nodes_;
 };
 
 }  // namespace timingwheel

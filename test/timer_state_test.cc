@@ -17,9 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine.h"
 #include "gtest/gtest.h"
-#include "timingwheel/clock.h"
+#include "test_util.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -95,41 +94,25 @@ class Probe {
 
 class TimerNodeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    Options options;
-    options.clock = std::make_shared<ManualClock>();
-    options.workers = 1;
-    absl::StatusOr<Engine*> engine = Engine::Create(options);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = *engine;
-  }
-
-  void TearDown() override {
-    if (engine_ != nullptr) {
-      engine_->Shutdown();
-      engine_->Unref();
-    }
-  }
-
   // A node whose callback owns a Probe.
   TimerNode* NewProbeNode(std::atomic<int>* destroyed, int* runs = nullptr,
                           int64_t period_ns = 0) {
     return new TimerNode(
-        engine_,
+        engine_.get(),
         [probe = std::make_unique<Probe>(destroyed), runs] {
           if (runs != nullptr) ++*runs;
         },
         period_ns);
   }
 
-  Engine* engine_ = nullptr;
+  IdleEngine engine_;
 };
 
 TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
   std::atomic<int> destroyed{0};
   TimerNode* node = NewProbeNode(&destroyed, nullptr, /*period_ns=*/5);
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kPending));
-  EXPECT_EQ(node->engine, engine_);
+  EXPECT_EQ(node->engine, engine_.get());
   EXPECT_EQ(node->period_ns, 5);
   EXPECT_EQ(node->where.load(), nullptr);
   EXPECT_EQ(node->prev, nullptr);
@@ -206,9 +189,7 @@ TEST_F(TimerNodeTest, NodeKeepsItsEngineAlive) {
   // engine too (AddressSanitizer checks that nothing is used after it).
   std::atomic<int> destroyed{0};
   TimerNode* node = NewProbeNode(&destroyed);
-  engine_->Shutdown();
-  engine_->Unref();
-  engine_ = nullptr;
+  engine_.Release();
   EXPECT_EQ(node->engine->Pending(), 0);  // still a live engine
   node->Unref();
   EXPECT_EQ(destroyed.load(), 1);

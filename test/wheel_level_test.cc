@@ -182,30 +182,11 @@ class WheelLevelTest : public ::testing::Test {
  public:
   // Public: the free helpers below take the fixture.
   void SetUp() override {
-    Options options;
-    options.clock = std::make_shared<ManualClock>();
-    options.workers = 1;
-    absl::StatusOr<Engine*> engine = Engine::Create(options);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = *engine;
     // Every bucket of the queues below is due at once: Poll never blocks.
     due_clock_->Advance(absl::InfiniteDuration());
   }
 
-  void TearDown() override {
-    for (TimerNode* node : nodes_) node->Unref();
-    if (engine_ != nullptr) {
-      engine_->Shutdown();
-      engine_->Unref();
-    }
-  }
-
-  TimerNode* NewNode() {
-    auto* node = new TimerNode(
-        engine_, [] {}, /*period_ns=*/0);
-    nodes_.push_back(node);
-    return node;
-  }
+  TimerNode* NewNode() { return engine_.NewNode(); }
 
   // Add with the node lock held, as its precondition asks.
   static AddResult AddLocked(WheelLevel* level, TimerNode* node, int64_t e,
@@ -229,8 +210,7 @@ class WheelLevelTest : public ::testing::Test {
     return out;
   }
 
-  Engine* engine_ = nullptr;
-  std::vector<TimerNode*> nodes_;
+  IdleEngine engine_;
   std::shared_ptr<ManualClock> due_clock_ = std::make_shared<ManualClock>();
 };
 
