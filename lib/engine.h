@@ -9,9 +9,10 @@
 //   tw-poller:   Poll blocks until the head bucket is due; hands the due
 //                buckets to the advancer's inbox.
 //   tw-advancer: for each bucket: level0.Advance(expiration) (every level's
-//                current), Flush the bucket, then per node (under its node
-//                lock) Place again: due -> a batch for the pool, otherwise a
-//                lower level (cascade). One Submit per bucket.
+//                current), Detach the bucket's list in O(1), then one pass
+//                over it, per node under its node lock: Place again: due ->
+//                a batch for the pool (submitted every 1024 and at the end),
+//                otherwise a lower level (cascade).
 //   tw-worker-N: RunTask: kDispatched -> kRunning by CAS, call the callback
 //                with no lock held, then re-arm (periodic, or Reset while it
 //                ran) or finish.
@@ -29,10 +30,10 @@
 //   * lock order, outer to inner: TimerNode::mu; WheelLevel::mu_; DelayQueue
 //     mu_. Leaves: inbox_mu_, WorkerPool mu_, shutdown_mu_.
 //   * no lock is held while a callback runs or a callback is destroyed.
-//   * atomics: `closed_` (release on Shutdown, acquire by every operation: a
-//     thread that sees it set sees the closing of the levels); the counters
-//     are statistics and use relaxed ordering, except where a CAS on a node's
-//     state already orders them.
+//   * atomics: `closed_` (set by Shutdown, read by every operation; seq_cst
+//     with `resets_in_flight_`, so that Shutdown waits for every Reset that
+//     saw the wheel open); the counters are statistics and use relaxed
+//     ordering, except where a CAS on a node's state already orders them.
 //
 // Lifetime: reference counted. The TimingWheel holds one reference, each
 // thread one while it runs, each live TimerNode one. The last Unref deletes
