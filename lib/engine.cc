@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "fast_clock.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -25,6 +26,16 @@ thread_local TimerNode* tls_node = nullptr;
 // Resets this thread is inside (one may run a callback inline, through an
 // executor, which then calls Shutdown: Shutdown must not wait for those).
 thread_local int64_t tls_resets_in_flight = 0;
+// This thread's number for picking a lane; -1 until first needed.
+thread_local int tls_lane_index = -1;
+// Lanes: one per hardware thread, so that each thread scheduling timers
+// usually has one of its own, at most kMaxLanes (each costs a set of levels
+// and its own buckets in the delay queue).
+constexpr int kMaxLanes = 16;
+size_t LaneCount() {
+  return static_cast<size_t>(std::clamp(
+      static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxLanes));
+}
 
 absl::Status ValidateOptions(const Options& options) {
   if (options.tick < absl::Microseconds(1) ||
@@ -78,8 +89,23 @@ Engine::Engine(const Options& options, absl::Duration origin)
       workers_(options.workers),
       executor_(options.executor),
       queue_(clock_, origin_, tick_ns_),
-      level0_(std::make_unique<WheelLevel>(1, options.wheel_size, 0, &queue_,
-                                           /*closed=*/false)) {}
+      lanes_(LaneCount()) {
+  for (std::unique_ptr<Lane>& lane : lanes_) {
+    lane = std::make_unique<Lane>();
+    lane->level0 = std::make_unique<WheelLevel>(1, options.wheel_size, 0,
+                                                &queue_, /*closed=*/false);
+  }
+}
+
+int Engine::ThisThreadLane() const {
+  int index = tls_lane_index;
+  if (index < 0) {
+    static std::atomic<int> next{0};
+    index = tls_lane_index = next.fetch_add(1, std::memory_order_relaxed) &
+                             std::numeric_limits<int>::max();
+  }
+  return index % static_cast<int>(lanes_.size());
+}
 
 Engine::~Engine() = default;
 
@@ -91,8 +117,7 @@ Engine::HandedOffTask::~HandedOffTask() {
     uint64_t expected = MakeStateWord(task->generation, State::kDispatched);
     if (task->node->CasState(
             expected, MakeStateWord(task->generation, State::kStopped))) {
-      engine_->AddPending(-1);
-      engine_->stopped_.Add(1);
+      engine_->CountStopped();
     }
     task->node->Unref();
   }
@@ -149,6 +174,11 @@ int64_t Engine::NowNs() const {
   return absl::ToInt64Nanoseconds(clock_->Now() - origin_);
 }
 
+int64_t Engine::DeadlineNowNs() const {
+  if (steady_) return SteadyNowNotBeforeNs() - origin_ns_;
+  return NowNs();
+}
+
 absl::StatusOr<int64_t> Engine::DeadlineAfter(int64_t now_ns, absl::Duration d,
                                               const char* caller) const {
   if (d <= absl::ZeroDuration()) return now_ns;
@@ -184,7 +214,7 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
     return absl::FailedPreconditionError(
         absl::StrCat(caller, ": the wheel is shut down"));
   }
-  const int64_t now_ns = NowNs();
+  const int64_t now_ns = DeadlineNowNs();
   absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, d, caller);
   if (!deadline.ok()) return deadline.status();
 
@@ -199,22 +229,24 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
       }
     } while (!pending_exact_.compare_exchange_weak(pending, pending + 1,
                                                    std::memory_order_relaxed));
-  } else {
-    pending_sharded_.Add(1);
   }
+  scheduled_.Add(1);
 
   // Two references: the handle's and the wheel's.
   auto* node =
       new TimerNode(this, std::move(f), absl::ToInt64Nanoseconds(period),
-                    std::move(scheduler), /*refs=*/2);
+                    std::move(scheduler), /*refs=*/2, ThisThreadLane());
   std::vector<WorkerPool::Task> due;  // allocates only when d <= 0
   const ArmResult result = ArmNew(node, *deadline, now_ns, &due);
   if (result == ArmResult::kArmed && (due.empty() || pool_->Submit(&due))) {
-    scheduled_.Add(1);
     return node;
   }
   if (!due.empty()) CancelPending(node, 0);  // the pool is closed
   if (result == ArmResult::kClosed) CancelUnplaced(node, 0, /*count=*/false);
+  // Never armed after all: undo the count, and the retirement the cancel
+  // just counted.
+  scheduled_.Add(-1);
+  if (max_pending_ == 0) retired_.Add(-1);
   node->Unref();  // the wheel's
   node->Unref();  // the handle's: it is never returned
   return absl::FailedPreconditionError(
@@ -232,7 +264,8 @@ Engine::ArmResult Engine::Arm(TimerNode* node, int64_t deadline_ns,
 Engine::ArmResult Engine::Place(TimerNode* node, int64_t expiration_tick,
                                 uint64_t gen,
                                 std::vector<WorkerPool::Task>* batch) {
-  WheelLevel* level = level0_.get();
+  WheelLevel* const lowest = lanes_[node->lane]->level0.get();
+  WheelLevel* level = lowest;
   for (;;) {
     level = level->Locate(expiration_tick);
     switch (level->Add(node, expiration_tick, gen)) {
@@ -243,7 +276,7 @@ Engine::ArmResult Engine::Place(TimerNode* node, int64_t expiration_tick,
       case WheelLevel::AddResult::kClosed:
         return ArmResult::kClosed;
       case WheelLevel::AddResult::kRetry:
-        level = level0_.get();
+        level = lowest;
         break;
       case WheelLevel::AddResult::kTooFar:
         break;  // Locate moves up from here.
@@ -277,7 +310,7 @@ void Engine::SubmitBatch(std::vector<WorkerPool::Task>* batch) {
 void Engine::CancelUnplaced(TimerNode* node, uint64_t gen, bool count) {
   uint64_t expected = MakeStateWord(gen, State::kPending);
   if (node->CasState(expected, MakeStateWord(gen, State::kCancelled))) {
-    AddPending(-1);
+    CountRetired();
     if (count) cancelled_after_run_.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -292,7 +325,7 @@ bool Engine::CancelPending(TimerNode* node, uint64_t gen) {
     }
     if (node->CasState(word,
                        MakeStateWord(GenerationOf(word), State::kCancelled))) {
-      AddPending(-1);
+      CountRetired();
       return true;
     }
   }
@@ -307,8 +340,7 @@ bool Engine::Stop(TimerNode* node) {
     switch (StateOf(word)) {
       case State::kPending: {
         if (!node->CasState(word, MakeStateWord(gen, State::kStopped))) break;
-        AddPending(-1);
-        stopped_.Add(1);
+        CountStopped();
         // Unlink it now if it sits in a bucket; a node in transit is dropped
         // by the advancer when it sees the state.
         Bucket* bucket = node->where.load(std::memory_order_acquire);
@@ -319,13 +351,11 @@ bool Engine::Stop(TimerNode* node) {
       }
       case State::kDispatched:
         if (!node->CasState(word, MakeStateWord(gen, State::kStopped))) break;
-        AddPending(-1);
-        stopped_.Add(1);
+        CountStopped();
         return true;  // the worker drops its task
       case State::kRunningArmed:
         if (!node->CasState(word, MakeStateWord(gen, State::kRunning))) break;
-        AddPending(-1);
-        stopped_.Add(1);
+        CountStopped();
         return true;  // AfterRun sees kRunning and does not re-arm
       default:
         return false;
@@ -349,7 +379,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
     }
   } done{this};
   if (closed_.load(std::memory_order_seq_cst)) return false;
-  const int64_t now_ns = NowNs();
+  const int64_t now_ns = DeadlineNowNs();
   absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, d, "Reset");
   if (!deadline.ok()) return Stop(node);
 
@@ -371,8 +401,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
         node->has_rearm = true;
         node->rearm_deadline_ns = *deadline;
         if (state == State::kRunning) {
-          AddPending(1);
-          scheduled_.Add(1);
+          CountArmed();
         }
         return state == State::kRunningArmed;
       }
@@ -383,8 +412,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
       }
       was_pending = IsPending(state);
       if (!was_pending) {
-        AddPending(1);
-        scheduled_.Add(1);
+        CountArmed();
       }
       node->has_rearm = false;
       // Take the node out of its bucket (a stopped node may still sit in
@@ -427,8 +455,11 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
 
 int64_t Engine::Pending() const {
   if (closed_.load(std::memory_order_acquire)) return 0;
-  return std::max<int64_t>(0, pending_exact_.load(std::memory_order_relaxed) +
-                                  pending_sharded_.Sum());
+  // Momentarily negative when a Stop counts before the Reset it raced.
+  const int64_t pending =
+      max_pending_ > 0 ? pending_exact_.load(std::memory_order_relaxed)
+                       : scheduled_.Sum() - stopped_.Sum() - retired_.Sum();
+  return std::max<int64_t>(0, pending);
 }
 
 void Engine::PollerLoop() {
@@ -457,7 +488,9 @@ void Engine::AdvancerLoop() {
       inbox_.clear();
     }
     for (const DelayQueue::Entry& entry : entries) {
-      level0_->Advance(entry.expiration_tick);
+      for (const std::unique_ptr<Lane>& lane : lanes_) {
+        lane->level0->Advance(entry.expiration_tick);
+      }
       TimerNode* next = entry.bucket->level()->Detach(entry.bucket);
       const int64_t now_ns = NowNs();
       // One pass over the detached list; its links are the advancer's alone,
@@ -506,7 +539,7 @@ void Engine::RunTask(const WorkerPool::Task& task, int worker) {
     node->Unref();  // stopped, reset or cancelled since it was dispatched
     return;
   }
-  if (!periodic) AddPending(-1);
+  if (!periodic) CountRetired();
   lateness_[worker]->Record(NowNs() - task.deadline_ns);
   tls_engine = this;
   tls_node = node;
@@ -578,7 +611,7 @@ bool Engine::Rearm(TimerNode* node, uint64_t gen,
     if (!node->has_rearm && !next_ns.has_value()) {
       // The schedule ended: the timer is no longer pending.
       if (node->CasState(word, MakeStateWord(gen, State::kDone))) {
-        AddPending(-1);
+        CountRetired();
         return false;
       }
       continue;
@@ -636,9 +669,11 @@ int64_t Engine::Shutdown() {
   // Nothing moves timers any more but callers' Stop and Reset, which the
   // node states arbitrate. Cancel what is in the buckets and the pool queue.
   std::vector<TimerNode*> nodes;
-  for (WheelLevel* level = level0_.get(); level != nullptr;
-       level = level->overflow()) {
-    level->Close(&nodes);
+  for (const std::unique_ptr<Lane>& lane : lanes_) {
+    for (WheelLevel* level = lane->level0.get(); level != nullptr;
+         level = level->overflow()) {
+      level->Close(&nodes);
+    }
   }
   std::vector<TimerNode*> cancelled_nodes;
   for (TimerNode* node : nodes) {
@@ -673,7 +708,7 @@ int64_t Engine::Shutdown() {
     if (StateOf(word) == State::kRunningArmed &&
         tls_node->CasState(
             word, MakeStateWord(GenerationOf(word), State::kRunning))) {
-      AddPending(-1);
+      CountRetired();
       ++cancelled;
     }
   }
@@ -695,9 +730,13 @@ Stats Engine::GetStats() const {
   stats.cancelled = cancelled_.load(std::memory_order_relaxed);
   stats.callbacks_thrown = thrown_.Sum();
   stats.worker_queue_depth = pool_->QueueDepth();
-  for (const WheelLevel* level = level0_.get(); level != nullptr;
-       level = level->overflow()) {
-    ++stats.levels;
+  for (const std::unique_ptr<Lane>& lane : lanes_) {
+    int levels = 0;
+    for (const WheelLevel* level = lane->level0.get(); level != nullptr;
+         level = level->overflow()) {
+      ++levels;
+    }
+    stats.levels = std::max(stats.levels, levels);
   }
   stats.queued_buckets = queue_.size();
   LatencyHistogram lateness;

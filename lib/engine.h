@@ -25,6 +25,14 @@
 // takes a timer of another rotation, and a timer is never placed in a bucket
 // whose time has passed without that bucket being offered to the queue again.
 //
+// Lanes: the levels are replicated in `lanes_` (one per hardware thread, at
+// most kMaxLanes), all on the one delay queue. A timer lives in the lane of
+// the thread that created it, for every arm (cascades, Reset and re-arms
+// too). Two threads creating timers at the same delay would otherwise share
+// a level's lock and a bucket's tail; in their own lanes they share no cache
+// line. The advancer moves every lane's `current` on each released bucket,
+// so all lanes keep one time, as the levels of one lane do.
+//
 // Threads and locks:
 //   * caller threads: Schedule, Stop, Reset, Pending, Shutdown.
 //   * lock order, outer to inner: TimerNode::mu; WheelLevel::mu_; DelayQueue
@@ -77,6 +85,21 @@ class Engine {
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Unref();
+  // A node's reference, counted by its lane; the lane holds one engine
+  // reference while its count is above 0. A count goes up from 0 only in
+  // Schedule, whose caller's TimingWheel holds the engine, so a lane's
+  // release racing it never deletes the engine under it. Memory ordering:
+  // the release is acq_rel, as for refs_.
+  void RefLane(int lane) {
+    if (lanes_[lane]->nodes.fetch_add(1, std::memory_order_relaxed) == 0) {
+      Ref();
+    }
+  }
+  void UnrefLane(int lane) {
+    if (lanes_[lane]->nodes.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Unref();
+    }
+  }
 
   // Arms a new timer `d` from now; periodic if `period > 0` (every period)
   // or `scheduler` is set (it decides each next run). On success the node has
@@ -106,8 +129,9 @@ class Engine {
   void WaitIdle() const;
 
   Stats GetStats() const;
-  // The lowest level; tests walk the levels from it.
-  const WheelLevel& level0() const { return *level0_; }
+  // The lowest level of the calling thread's lane, which holds the timers
+  // this thread creates; tests walk the levels from it.
+  const WheelLevel& level0() const { return *lanes_[ThisThreadLane()]->level0; }
   // Buckets waiting in the delay queue.
   int64_t QueuedBuckets() const { return queue_.size(); }
 
@@ -138,21 +162,43 @@ class Engine {
   ~Engine();
 
   void Start();
+  // The lane of the calling thread: threads are numbered round-robin on
+  // first use.
+  int ThisThreadLane() const;
   void PollerLoop();
   void AdvancerLoop();
   void RunTask(const WorkerPool::Task& task, int worker);
-  // Pending count: exact (one atomic) when max_pending needs it, else sharded.
-  void AddPending(int64_t n) {
+  // The pending count. With max_pending it is one exact atomic; without, it
+  // is derived, scheduled - stopped - retired, so that an AfterFunc and a
+  // Stop each touch one sharded counter, not two.
+  // An arm that is not a new AfterFunc (a Reset of an unarmed timer).
+  void CountArmed() {
+    scheduled_.Add(1);
+    if (max_pending_ > 0)
+      pending_exact_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // A Stop (or a dropped executor task) that ended a pending arm.
+  void CountStopped() {
+    stopped_.Add(1);
+    if (max_pending_ > 0)
+      pending_exact_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // A pending arm that ended otherwise: it started (one-shot), its schedule
+  // ended, or Shutdown cancelled it.
+  void CountRetired() {
     if (max_pending_ > 0) {
-      pending_exact_.fetch_add(n, std::memory_order_relaxed);
+      pending_exact_.fetch_sub(1, std::memory_order_relaxed);
     } else {
-      pending_sharded_.Add(n);
+      retired_.Add(1);
     }
   }
 
   // Nanoseconds since the origin, now. For the SteadyClock it reads
   // std::chrono::steady_clock directly: one vDSO call, no Duration math.
   int64_t NowNs() const;
+  // For deadlines only: NowNs or a little later, never earlier. For the
+  // SteadyClock a scaled TSC read (fast_clock.h), half the cost of NowNs.
+  int64_t DeadlineNowNs() const;
   // `now_ns + d` as a deadline, or InvalidArgument when it is out of range.
   absl::StatusOr<int64_t> DeadlineAfter(int64_t now_ns, absl::Duration d,
                                         const char* caller) const;
@@ -176,6 +222,7 @@ class Engine {
   // cancels them (Shutdown counts them). Call with no lock held.
   void SubmitBatch(std::vector<WorkerPool::Task>* batch);
   // Links the node at `expiration_tick`, or dispatches it when due.
+  // In the node's lane.
   ArmResult Place(TimerNode* node, int64_t expiration_tick, uint64_t gen,
                   std::vector<WorkerPool::Task>* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
@@ -213,11 +260,10 @@ class Engine {
 
   std::atomic<int64_t> refs_{1};
   std::atomic<bool> closed_{false};
-  std::atomic<int64_t> pending_exact_{0};
-  ShardedCounter pending_sharded_;
-  ShardedCounter
-      scheduled_;           // arms: AfterFunc, Every, Reset of an unarmed timer
-  ShardedCounter stopped_;  // Stop() calls that returned true
+  std::atomic<int64_t> pending_exact_{0};  // with max_pending only
+  ShardedCounter scheduled_;  // arms: AfterFunc, Every, Reset of an unarmed one
+  ShardedCounter stopped_;    // Stop() calls that returned true
+  ShardedCounter retired_;    // see CountRetired; without max_pending only
   ShardedCounter thrown_;
   ShardedCounter resets_in_flight_;    // seq_cst; see Reset and Shutdown
   std::atomic<int64_t> cancelled_{0};  // by Shutdown
@@ -228,7 +274,12 @@ class Engine {
   std::atomic<int64_t> cancelled_after_run_{0};
 
   DelayQueue queue_;
-  std::unique_ptr<WheelLevel> level0_;
+  // See "Lanes" above; each on cache lines of its own.
+  struct alignas(64) Lane {
+    std::unique_ptr<WheelLevel> level0;  // the lane's lowest level
+    std::atomic<int64_t> nodes{0};       // live nodes of the lane
+  };
+  std::vector<std::unique_ptr<Lane>> lanes_;
 
   Mutex inbox_mu_;
   CondVar inbox_cv_;

@@ -8,11 +8,9 @@
 
 namespace timingwheel::internal {
 
-int ShardedCounter::ThreadShard() {
+int ShardedCounter::NextShard() {
   static std::atomic<int> next{0};
-  thread_local const int shard =
-      next.fetch_add(1, std::memory_order_relaxed) % kShards;
-  return shard;
+  return next.fetch_add(1, std::memory_order_relaxed) % kShards;
 }
 
 int64_t ShardedCounter::Sum(std::memory_order order) const {

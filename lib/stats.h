@@ -30,7 +30,9 @@ namespace timingwheel::internal {
 class ShardedCounter {
  public:
   void Add(int64_t n, std::memory_order order = std::memory_order_relaxed) {
-    cells_[ThreadShard()].value.fetch_add(n, order);
+    int shard = tls_shard;
+    if (shard < 0) shard = tls_shard = NextShard();
+    cells_[shard].value.fetch_add(n, order);
   }
   int64_t Sum(std::memory_order order = std::memory_order_relaxed) const;
 
@@ -39,7 +41,10 @@ class ShardedCounter {
   struct alignas(64) Cell {
     std::atomic<int64_t> value{0};
   };
-  static int ThreadShard();
+  // This thread's shard, -1 until its first Add: constant-initialized, so
+  // reading it costs no thread_local initialization check.
+  static inline thread_local int tls_shard = -1;
+  static int NextShard();
 
   std::array<Cell, kShards> cells_;
 };

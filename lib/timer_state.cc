@@ -10,21 +10,23 @@ namespace timingwheel::internal {
 
 TimerNode::TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
                      int64_t period_ns, std::unique_ptr<Scheduler> scheduler,
-                     int32_t refs)
+                     int32_t refs, int lane)
     : engine(engine),
+      lane(static_cast<uint8_t>(lane)),
       period_ns(period_ns),
       scheduler(std::move(scheduler)),
       state(MakeStateWord(0, State::kPending)),
       callback(std::move(callback)),
       refs_(refs) {
-  engine->Ref();
+  engine->RefLane(lane);
 }
 
 void TimerNode::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   Engine* owner = engine;
+  const int owner_lane = lane;
   delete this;
-  owner->Unref();
+  owner->UnrefLane(owner_lane);
 }
 
 }  // namespace timingwheel::internal

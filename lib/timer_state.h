@@ -47,7 +47,9 @@
 // Lifetime: intrusive reference count. Each Timer handle holds one reference;
 // whichever part of the wheel holds the node (a bucket, the advancer, a worker
 // task) holds one more. The last release deletes the node and releases the
-// node's reference to its engine, so the engine outlives every node.
+// node's reference to its engine lane; a lane holds one reference to the
+// engine while it has nodes, so the engine outlives every node, and a node's
+// birth and death write its lane's count, not a line shared by all threads.
 
 #ifndef TIMINGWHEEL_LIB_TIMER_STATE_H_
 #define TIMINGWHEEL_LIB_TIMER_STATE_H_
@@ -96,16 +98,18 @@ class TimerNode {
   // A new node in kPending, generation 0, with `refs` references for the
   // caller. `period_ns` > 0 (Every) or a `scheduler` (ScheduleFunc) makes it
   // periodic.
+  // caller. It lives in the engine's lane `lane` and holds a reference on
+  // that lane (which holds one on the engine while it has nodes).
   TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
             int64_t period_ns, std::unique_ptr<Scheduler> scheduler = nullptr,
-            int32_t refs = 1);
+            int32_t refs = 1, int lane = 0);
   TimerNode(const TimerNode&) = delete;
   TimerNode& operator=(const TimerNode&) = delete;
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   // Releases one reference; the last one deletes the node and releases its
-  // engine. Memory ordering: acq_rel, so every write to the node by any
-  // holder happens before its deletion.
+  // lane's reference. Memory ordering: acq_rel, so every write to the node by
+  // any holder happens before its deletion.
   void Unref();
 
   // Compare-and-swap on the state word: acq_rel on success (a winner sees what
@@ -119,6 +123,9 @@ class TimerNode {
   uint64_t LoadState() const { return state.load(std::memory_order_acquire); }
 
   Engine* const engine;
+  // The engine lane (engine.h) the node lives in, for every arm: the lane of
+  // the thread that created it.
+  const uint8_t lane;
   const int64_t period_ns;  // 0 unless made by Every.
   // Set by ScheduleFunc; called only by the worker that ran the callback.
   const std::unique_ptr<Scheduler> scheduler;

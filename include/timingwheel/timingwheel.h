@@ -113,8 +113,8 @@ struct Stats {
   int64_t cancelled = 0;  // pending timers cancelled by Shutdown()
   int64_t callbacks_thrown = 0;    // callbacks that threw (caught)
   int64_t worker_queue_depth = 0;  // due callbacks waiting for a free worker
-  int levels = 0;                  // wheel levels created so far
-  int64_t queued_buckets = 0;      // buckets in the delay queue
+  int levels = 0;  // wheel levels created so far (the most of any lane)
+  int64_t queued_buckets = 0;  // buckets in the delay queue
   // How late callbacks started (start - deadline, by the wheel's clock), over
   // every callback started so far; within 12.5% (log-linear histogram).
   absl::Duration lateness_p50;
