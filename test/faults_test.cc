@@ -5,11 +5,18 @@
 // shutdown with a million timers pending destroys every callback (each
 // captured object is released: LeakSanitizer and the use count check it);
 // a handle to a fired timer stays its own and never touches a newer timer,
-// however many timers were created and freed since.
+// however many timers were created and freed since; a Reset caught between
+// its check that the wheel is open and arming its timer, while Shutdown runs,
+// is waited for and its timer counted by Shutdown (a clock that blocks the
+// Reset's thread inside Now() makes that interleaving certain).
 
 #include <atomic>
+#include <condition_variable>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -118,6 +125,92 @@ TEST_F(FaultsTest, AHandleToAFiredTimerNeverTouchesANewerTimer) {
   EXPECT_EQ(new_runs, 1000);
   EXPECT_EQ(churn_runs, 10000);
   EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// A ManualClock that parks the one thread it is told to, inside its next
+// Now(), until released.
+class ParkingClock : public ManualClock {
+ public:
+  absl::Duration Now() const override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (park_ == std::this_thread::get_id()) {
+        park_ = std::thread::id();
+        parked_ = true;
+        cv_.notify_all();
+        cv_.wait(lock, [this] { return released_; });
+      }
+    }
+    return ManualClock::Now();
+  }
+  void ParkNextNowOn(std::thread::id id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    park_ = id;
+  }
+  void WaitParked() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return parked_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable std::thread::id park_;
+  mutable bool parked_ = false;
+  bool released_ = false;
+};
+
+TEST(ResetRacingShutdownTest, ShutdownWaitsForTheResetAndCountsItsTimer) {
+  auto clock = std::make_shared<ParkingClock>();
+  Options options;
+  options.clock = clock;
+  options.workers = 1;
+  std::unique_ptr<TimingWheel> wheel = TimingWheel::Create(options).value();
+  std::atomic<int> runs{0};
+  Timer timer =
+      wheel->AfterFunc(absl::Milliseconds(1), [&runs] { ++runs; }).value();
+  clock->Advance(absl::Milliseconds(1));
+  TimingWheelTestPeer::WaitIdle(*wheel);
+  ASSERT_EQ(runs, 1);  // fired: a Reset arms it anew
+
+  // The Reset parks in Now(), after its check that the wheel is open.
+  std::promise<bool> reset_result;
+  std::thread resetter([&] {
+    clock->ParkNextNowOn(std::this_thread::get_id());
+    reset_result.set_value(timer.Reset(absl::Milliseconds(5)));
+  });
+  clock->WaitParked();
+  auto shutdown =
+      std::async(std::launch::async, [&] { return wheel->Shutdown(); });
+  // Shutdown has closed the wheel (AfterFunc is refused) and is now waiting
+  // for the Reset; release it only then. The probes that got in before are
+  // pending timers that Shutdown cancels too.
+  int probes = 0;
+  while (wheel->AfterFunc(absl::Hours(1), [] {}).ok()) {
+    ++probes;
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(shutdown.wait_for(std::chrono::milliseconds(50)),
+            std::future_status::timeout)
+      << "Shutdown returned with a Reset still arming its timer";
+  clock->Release();
+  resetter.join();
+  // The Reset armed the fired timer anew (false: it was not pending), and
+  // Shutdown cancelled that arm and counted it.
+  EXPECT_FALSE(reset_result.get_future().get());
+  EXPECT_EQ(shutdown.get(), 1 + probes);
+  clock->Advance(absl::Milliseconds(10));
+  EXPECT_EQ(runs, 1);
+  const Stats stats = wheel->GetStats();
+  EXPECT_EQ(stats.scheduled, 2 + probes);
+  EXPECT_EQ(stats.fired, 1);
+  EXPECT_EQ(stats.cancelled, 1 + probes);
+  EXPECT_EQ(wheel->Pending(), 0);
 }
 
 }  // namespace
