@@ -51,7 +51,7 @@ void WorkerPool::RunHandedOff(uint64_t id) {
   tls_running_pool = nullptr;
   MutexLock lock(&mu_);
   --running_;
-  cv_.NotifyAll();
+  idle_cv_.NotifyAll();
 }
 
 std::optional<WorkerPool::Task> WorkerPool::DropHandedOff(uint64_t id) {
@@ -102,10 +102,13 @@ bool WorkerPool::Submit(Task task) {
 
 void WorkerPool::Loop(int index) {
   SetCurrentThreadName(("tw-worker-" + std::to_string(index)).c_str());
+  bool ran = false;
   for (;;) {
     Task task;
     {
+      // One lock round trip per task: finishing one and taking the next.
       MutexLock lock(&mu_);
+      if (ran && --running_ == 0) idle_cv_.NotifyAll();
       while (queue_.empty() && !closed_) cv_.Wait(&mu_);
       if (queue_.empty()) break;  // closed
       // One task at a time: a task taken but not started would wait behind
@@ -117,8 +120,7 @@ void WorkerPool::Loop(int index) {
     tls_running_pool = this;
     run_(task, index);
     tls_running_pool = nullptr;
-    MutexLock lock(&mu_);
-    if (--running_ == 0) cv_.NotifyAll();
+    ran = true;
   }
   // A copy: the last act of the thread may destroy the pool.
   std::function<void()> on_exit = on_thread_exit_;
@@ -139,7 +141,7 @@ std::vector<WorkerPool::Task> WorkerPool::Close() {
 void WorkerPool::WaitNoneRunning() {
   const int64_t own = tls_running_pool == this ? 1 : 0;
   MutexLock lock(&mu_);
-  while (running_ > own) cv_.Wait(&mu_);
+  while (running_ > own) idle_cv_.Wait(&mu_);
 }
 
 void WorkerPool::Join() {

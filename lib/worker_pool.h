@@ -99,7 +99,8 @@ class WorkerPool {
   absl::AnyInvocable<void(uint64_t id)> hand_off_;
 
   mutable Mutex mu_;
-  CondVar cv_;
+  CondVar cv_;       // a task was queued, or the pool closed
+  CondVar idle_cv_;  // running_ went down
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
   int64_t running_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
