@@ -5,35 +5,20 @@
 namespace timingwheel::internal {
 
 void Bucket::Add(TimerNode* node, uint64_t gen) {
-  node->prev = tail_;
-  node->next = nullptr;
-  if (tail_ != nullptr) {
-    tail_->next = node;
-  } else {
-    head_ = node;
-  }
-  tail_ = node;
+  node->slot = static_cast<uint32_t>(nodes_.size());
+  nodes_.push_back(node);
   node->linked_gen = gen;
   // This order, and Holds' reverse one: see Holds.
   node->where.store(this, std::memory_order_release);
   node->link_epoch.store(epoch_, std::memory_order_release);
-  ++size_;
 }
 
 void Bucket::Remove(TimerNode* node) {
-  if (node->prev != nullptr) {
-    node->prev->next = node->next;
-  } else {
-    head_ = node->next;
-  }
-  if (node->next != nullptr) {
-    node->next->prev = node->prev;
-  } else {
-    tail_ = node->prev;
-  }
-  node->prev = node->next = nullptr;
+  TimerNode* last = nodes_.back();
+  nodes_[node->slot] = last;
+  last->slot = node->slot;
+  nodes_.pop_back();
   node->where.store(nullptr, std::memory_order_release);
-  --size_;
 }
 
 bool Bucket::SetExpiration(int64_t expiration_tick) {
@@ -42,19 +27,17 @@ bool Bucket::SetExpiration(int64_t expiration_tick) {
   return true;
 }
 
-TimerNode* Bucket::Detach() {
-  TimerNode* list = head_;
-  head_ = tail_ = nullptr;
-  size_ = 0;
+void Bucket::Detach(std::vector<TimerNode*>* out) {
+  nodes_.swap(*out);
   expiration_tick_ = kNoExpiration;
   ++epoch_;
-  return list;
 }
 
 void Bucket::Flush(std::vector<TimerNode*>* out) {
-  for (TimerNode* node = Detach(); node != nullptr; node = node->next) {
-    out->push_back(node);
-  }
+  out->insert(out->end(), nodes_.begin(), nodes_.end());
+  nodes_.clear();
+  expiration_tick_ = kNoExpiration;
+  ++epoch_;
 }
 
 }  // namespace timingwheel::internal

@@ -1,26 +1,33 @@
 // Copyright 2026 The timingwheel Authors.
 //
-// bucket.h: one slot of a wheel level: an intrusive list of timers and the
-// bucket's expiration.
+// bucket.h: one slot of a wheel level: the timers in it, as an array of
+// node pointers, and the bucket's expiration.
 //
-// Add and Remove are O(1) pointer updates on links stored in the TimerNode,
-// so scheduling and stopping never allocate. The expiration is the start of
-// the bucket's time range, in ticks; it is set when the first timer goes in
-// (SetExpiration returns true exactly then, and the caller offers the bucket
-// to the delay queue) and cleared by Detach in the same critical section that
-// empties the list. That is what keeps a timer added concurrently with a flush
-// from landing in a bucket that is never offered again (DESIGN.md, trap 1).
-// Detach hands the whole list over before anything is re-inserted anywhere,
-// so re-inserting never re-enters the bucket being flushed (trap 2).
+// Add is an append and Remove a swap with the last entry (each node keeps its
+// index), so scheduling and stopping are O(1) and never walk the bucket. The
+// array, not a linked list, is for the advancer: a flushed bucket may hold
+// hundreds of thousands of timers, and walking a list is one cache miss
+// after another, each waiting for the last; with the pointers in an array it
+// prefetches the nodes well ahead. Timers of one bucket have no order among
+// themselves (they are due at the same tick of their level).
 //
-// Detach is O(1): it takes the list and bumps the bucket's epoch. A node
-// records the epoch it was linked in, so a node whose `where` still names
+// The expiration is the start of the bucket's time range, in ticks; it is
+// set when the first timer goes in (SetExpiration returns true exactly then,
+// and the caller offers the bucket to the delay queue) and cleared by Detach
+// in the same critical section that empties the bucket. That is what keeps a
+// timer added concurrently with a flush from landing in a bucket that is
+// never offered again (DESIGN.md, trap 1). Detach hands the whole array over
+// before anything is re-inserted anywhere, so re-inserting never re-enters
+// the bucket being flushed (trap 2).
+//
+// Detach is O(1): it swaps the array out and bumps the bucket's epoch. A
+// node records the epoch it was added in, so a node whose `where` still names
 // this bucket but whose epoch is older is in transit (owned by the advancer,
-// which walks the detached list once): Holds() tells the two apart without
+// which walks the detached array once): Holds() tells the two apart without
 // touching every node under the level's lock.
 //
 // Thread-safety: thread-compatible. The WheelLevel that owns the bucket guards
-// it, and the links of the nodes in it, with its mutex.
+// it, and the `slot` of the nodes in it, with its mutex.
 
 #ifndef TIMINGWHEEL_LIB_BUCKET_H_
 #define TIMINGWHEEL_LIB_BUCKET_H_
@@ -46,15 +53,16 @@ class Bucket {
   WheelLevel* level() const { return level_; }
 
   // Appends `node`, links it with generation `gen` and this epoch, and points
-  // its `where` here. Precondition: the node is in no bucket's list.
+  // its `where` here. Precondition: the node is in no bucket.
   void Add(TimerNode* node, uint64_t gen);
-  // Unlinks `node` and clears its `where`. Precondition: Holds(node).
+  // Takes `node` out (the last entry takes its place) and clears its
+  // `where`. Precondition: Holds(node).
   void Remove(TimerNode* node);
-  // Whether `node` is in this bucket's list (not detached from it). Called
-  // under this bucket's level mutex, possibly while another level's Add
-  // links the node elsewhere: Add stores `where`, then `link_epoch`
-  // (release); this loads `link_epoch` (acquire), then `where`. So a caller
-  // that still sees `where` == this also sees the epoch the node had here.
+  // Whether `node` is in this bucket (not detached from it). Called under
+  // this bucket's level mutex, possibly while another level's Add links the
+  // node elsewhere: Add stores `where`, then `link_epoch` (release); this
+  // loads `link_epoch` (acquire), then `where`. So a caller that still sees
+  // `where` == this also sees the epoch the node had here.
   bool Holds(const TimerNode* node) const {
     const uint32_t epoch = node->link_epoch.load(std::memory_order_acquire);
     return node->where.load(std::memory_order_acquire) == this &&
@@ -66,22 +74,20 @@ class Bucket {
   bool SetExpiration(int64_t expiration_tick);
   int64_t expiration() const { return expiration_tick_; }
 
-  // Empties the bucket in O(1): returns its list (linked by `next`, in
-  // insertion order; nullptr if empty), clears the expiration and starts a
-  // new epoch, so that the nodes of the list are in transit. Their `where`
-  // still names this bucket until they are placed again.
-  TimerNode* Detach();
-  // Detach, then the list's nodes appended to `out`.
+  // Empties the bucket in O(1): swaps its array with `*out` (which must be
+  // empty; its capacity is reused), clears the expiration and starts a new
+  // epoch, so that the nodes in `*out` are in transit. Their `where` still
+  // names this bucket until they are placed again.
+  void Detach(std::vector<TimerNode*>* out);
+  // Appends the nodes to `out`, then empties the bucket as Detach does.
   void Flush(std::vector<TimerNode*>* out);
 
-  bool empty() const { return head_ == nullptr; }
-  int64_t size() const { return size_; }
+  bool empty() const { return nodes_.empty(); }
+  int64_t size() const { return static_cast<int64_t>(nodes_.size()); }
 
  private:
   WheelLevel* const level_;
-  TimerNode* head_ = nullptr;
-  TimerNode* tail_ = nullptr;
-  int64_t size_ = 0;
+  std::vector<TimerNode*> nodes_;  // nodes_[i]->slot == i
   int64_t expiration_tick_ = kNoExpiration;
   uint32_t epoch_ = 0;  // bumped by Detach; wraps harmlessly
 };

@@ -19,6 +19,10 @@ constexpr int kMaxWheelSize = 1 << 16;
 constexpr int kMaxWorkers = 1024;
 // Due timers the advancer hands to the workers at once from one bucket.
 constexpr size_t kSubmitChunk = 1024;
+// How far ahead the advancer prefetches the nodes of a flushed bucket.
+constexpr size_t kPrefetch = 8;
+// The advancer keeps its array for detached nodes up to this capacity.
+constexpr size_t kKeptDetachedCapacity = size_t{1} << 16;
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 // The engine and timer whose callback this thread is running, if any.
 thread_local const Engine* tls_engine = nullptr;
@@ -423,7 +427,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
           bucket->level()->Remove(node, bucket, WheelLevel::kAnyGeneration);
       if (!own_reference && bucket != nullptr &&
           node->where.load(std::memory_order_acquire) == bucket) {
-        // Still naming the bucket but not in its list: a flush detached it,
+        // Still naming the bucket but not in it: a flush detached it,
         // and the advancer will place it by this deadline. (A Stop that
         // unlinked it meanwhile cleared `where`; only linkers, which hold
         // this node lock, set it.)
@@ -477,6 +481,7 @@ void Engine::PollerLoop() {
 void Engine::AdvancerLoop() {
   SetCurrentThreadName("tw-advancer");
   std::vector<DelayQueue::Entry> entries;
+  std::vector<TimerNode*> detached;
   std::vector<TimerNode*> dropped;
   std::vector<WorkerPool::Task> batch;
   for (;;) {
@@ -491,13 +496,20 @@ void Engine::AdvancerLoop() {
       for (const std::unique_ptr<Lane>& lane : lanes_) {
         lane->level0->Advance(entry.expiration_tick);
       }
-      TimerNode* next = entry.bucket->level()->Detach(entry.bucket);
+      entry.bucket->level()->Detach(entry.bucket, &detached);
       const int64_t now_ns = NowNs();
-      // One pass over the detached list; its links are the advancer's alone,
-      // and `next` is read before the node is placed again.
-      while (TimerNode* node = next) {
-        next = node->next;
-        if (next != nullptr) __builtin_prefetch(next);
+      // One pass over the detached nodes, fetching the ones kPrefetch ahead
+      // into the cache meanwhile: a big bucket is mostly cache misses.
+      const size_t count = detached.size();
+      for (size_t i = 0; i < count; ++i) {
+        if (i + kPrefetch < count) {
+          const char* ahead =
+              reinterpret_cast<const char*>(detached[i + kPrefetch]);
+          __builtin_prefetch(ahead, 1);
+          __builtin_prefetch(ahead + 64, 1);
+          __builtin_prefetch(ahead + sizeof(TimerNode) - 1, 1);
+        }
+        TimerNode* node = detached[i];
         SpinLockHolder lock(&node->mu);
         const uint64_t word = node->LoadState();
         if (StateOf(word) != State::kPending) {
@@ -521,6 +533,9 @@ void Engine::AdvancerLoop() {
         if (batch.size() >= kSubmitChunk) SubmitBatch(&batch);
       }
       SubmitBatch(&batch);
+      // A huge bucket's array is not kept for the next, small ones.
+      detached.clear();
+      if (detached.capacity() > kKeptDetachedCapacity) detached.shrink_to_fit();
       // Released with no node lock held: the last reference deletes the node.
       for (TimerNode* node : dropped) node->Unref();
       dropped.clear();

@@ -4,10 +4,10 @@
 // every race on it.
 //
 // A `TimerNode` is what a `Timer` handle points to. It holds the callback, the
-// deadline, the links of the bucket list it sits in, and one atomic state
-// word. The state word, not list membership, is the truth: the thread whose
+// deadline, its place in the bucket it sits in, and one atomic state
+// word. The state word, not bucket membership, is the truth: the thread whose
 // compare-and-swap moves a timer out of kPending (or kDispatched) decides
-// whether it is stopped or runs. List membership only follows, which is why a
+// whether it is stopped or runs. Membership only follows, which is why a
 // Stop can win against a timer that is in transit between buckets or queued
 // for a worker (DESIGN.md section 3, traps 4 and 5).
 //
@@ -38,11 +38,11 @@
 //     worker re-arming it after a run. It guards the deadline fields. It is the
 //     outermost lock of the library: node lock, then a level's mutex, then the
 //     delay queue's mutex.
-//   * `prev`, `next` and `linked_gen` are guarded by the mutex of the level
-//     whose bucket holds the node; `where` is written under that mutex too and
+//   * `slot` and `linked_gen` are guarded by the mutex of the level whose
+//     bucket holds the node; `where` is written under that mutex too and
 //     read without it by Stop and Reset, which then lock the level and check
-//     Bucket::Holds. The links of a detached (in-transit) list belong to
-//     the advancer alone.
+//     Bucket::Holds. A node in transit (its bucket detached) belongs to the
+//     advancer alone until placed again.
 //
 // Lifetime: intrusive reference count. Each Timer handle holds one reference;
 // whichever part of the wheel holds the node (a bucket, the advancer, a worker
@@ -143,15 +143,15 @@ class TimerNode {
   int64_t rearm_deadline_ns ABSL_GUARDED_BY(mu) = 0;
 
   // The bucket the node was last linked into, or nullptr. It is in that
-  // bucket's list only while `link_epoch` equals the bucket's epoch
-  // (Bucket::Holds); after a flush detached the list it is in transit,
+  // bucket only while `link_epoch` equals the bucket's epoch
+  // (Bucket::Holds); after a flush detached the bucket it is in transit,
   // owned by the advancer until placed again.
   std::atomic<Bucket*> where{nullptr};
-  // Bucket list links, the generation and the bucket epoch the node was
-  // linked with; guarded by the mutex of the level that owns `where`.
-  TimerNode* prev = nullptr;
-  TimerNode* next = nullptr;
+  // The generation the node was linked with, its index in the bucket's
+  // array and the bucket's epoch then; guarded by the mutex of the level
+  // that owns `where`. (A bucket of 2^32 timers would need 512 GiB of nodes.)
   uint64_t linked_gen = 0;
+  uint32_t slot = 0;
   std::atomic<uint32_t> link_epoch{0};  // atomic: see Bucket::Holds
 
  private:

@@ -94,9 +94,9 @@ void WheelLevel::Advance(int64_t tick) {
   }
 }
 
-TimerNode* WheelLevel::Detach(Bucket* bucket) {
+void WheelLevel::Detach(Bucket* bucket, std::vector<TimerNode*>* out) {
   SpinLockHolder lock(&mu_);
-  return bucket->Detach();
+  bucket->Detach(out);
 }
 
 void WheelLevel::Close(std::vector<TimerNode*>* out) {

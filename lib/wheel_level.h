@@ -111,7 +111,7 @@ class WheelLevel {
   // Matches every generation in Remove.
   static constexpr uint64_t kAnyGeneration = ~uint64_t{0};
 
-  // Unlinks `node` if it is still in `bucket`'s list (a bucket of this
+  // Takes `node` out if it is still in `bucket` (a bucket of this
   // level; not detached by a flush) and was linked with generation `gen`
   // (any, for kAnyGeneration). Returns whether it
   // did; the caller then owns the reference the bucket held.
@@ -122,9 +122,10 @@ class WheelLevel {
   // `tick` (rounded down to each level's tick); never backwards.
   void Advance(int64_t tick) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Empties `bucket` (of this level) in O(1) and returns its list of nodes,
-  // now in transit; see Bucket::Detach.
-  TimerNode* Detach(Bucket* bucket) ABSL_LOCKS_EXCLUDED(mu_);
+  // Empties `bucket` (of this level) in O(1) into `out` (empty), whose nodes
+  // are now in transit; see Bucket::Detach.
+  void Detach(Bucket* bucket, std::vector<TimerNode*>* out)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Refuses every later Add (kClosed), here and in overflow levels created
   // from now on, and empties every bucket of this level into `out`.

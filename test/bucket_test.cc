@@ -1,15 +1,16 @@
 // Copyright 2026 The timingwheel Authors.
 //
 // bucket_test.cc: tests of Bucket (lib/bucket.h), one slot of a wheel level:
-// the intrusive list (Add appends, Remove unlinks head, middle or tail, size
-// follows), the `where` / `linked_gen` bookkeeping in the nodes, the
-// expiration (SetExpiration returns true only when it was unset), and Flush,
-// which empties the bucket, hands the nodes back in insertion order, marks
-// them in transit and clears the expiration in the same step (DESIGN.md,
+// the array of nodes (Add appends, Remove takes out the first, a middle or
+// the last entry and moves the last one into its place, each node's `slot`
+// stays its index, size follows), the `where` / `linked_gen` bookkeeping in
+// the nodes, the expiration (SetExpiration returns true only when it was
+// unset), and Detach / Flush, which empty the bucket, hand the nodes back,
+// mark them in transit and clear the expiration in the same step (DESIGN.md,
 // traps 1 and 2).
 //
 // The nodes are real TimerNodes of a real engine (ManualClock, nothing ever
-// runs); the bucket only touches their links.
+// runs); the bucket only touches their bookkeeping.
 
 #include "bucket.h"
 
@@ -40,21 +41,20 @@ class BucketTest : public ::testing::Test {
     return nodes;
   }
 
-  // The list read through the links, head to tail (checks the back links).
-  static std::vector<TimerNode*> Walk(const std::vector<TimerNode*>& all,
-                                      const Bucket& bucket) {
-    // Find the head: the node in `bucket` with no predecessor.
-    TimerNode* head = nullptr;
+  // The bucket's array, read back through the nodes it holds: each node's
+  // `slot` is its index, and the slots are 0 .. size - 1 with no gap.
+  static std::vector<TimerNode*> Contents(const std::vector<TimerNode*>& all,
+                                          const Bucket& bucket) {
+    std::vector<TimerNode*> out(bucket.size(), nullptr);
     for (TimerNode* node : all) {
-      if (node->where.load() == &bucket && node->prev == nullptr) head = node;
+      if (!bucket.Holds(node)) continue;
+      EXPECT_LT(node->slot, out.size());
+      if (node->slot >= out.size()) continue;
+      EXPECT_EQ(out[node->slot], nullptr) << "two nodes in slot " << node->slot;
+      out[node->slot] = node;
     }
-    std::vector<TimerNode*> out;
-    TimerNode* prev = nullptr;
-    for (TimerNode* node = head; node != nullptr; node = node->next) {
-      EXPECT_EQ(node->prev, prev);
-      out.push_back(node);
-      prev = node;
-      if (out.size() > all.size()) break;  // a cycle
+    for (size_t i = 0; i < out.size(); ++i) {
+      EXPECT_NE(out[i], nullptr) << "no node in slot " << i;
     }
     return out;
   }
@@ -70,7 +70,7 @@ TEST_F(BucketTest, StartsEmptyWithNoExpiration) {
   EXPECT_EQ(bucket.level(), nullptr);
 }
 
-TEST_F(BucketTest, AddAppendsInOrderAndCountsSize) {
+TEST_F(BucketTest, AddAppendsAndCountsSize) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(5);
   for (int i = 0; i < 5; ++i) {
@@ -80,7 +80,7 @@ TEST_F(BucketTest, AddAppendsInOrderAndCountsSize) {
     EXPECT_EQ(nodes[i]->where.load(), &bucket);
     EXPECT_EQ(nodes[i]->linked_gen, 100u + i);
   }
-  EXPECT_THAT(Walk(nodes, bucket), ElementsAreArray(nodes));
+  EXPECT_THAT(Contents(nodes, bucket), ElementsAreArray(nodes));
 }
 
 TEST_F(BucketTest, AddDoesNotSetTheExpiration) {
@@ -89,41 +89,38 @@ TEST_F(BucketTest, AddDoesNotSetTheExpiration) {
   EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
 }
 
-TEST_F(BucketTest, RemoveHeadKeepsTheRest) {
+TEST_F(BucketTest, RemoveFirstMovesTheLastIntoItsPlace) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
   for (TimerNode* node : nodes) bucket.Add(node, 0);
   bucket.Remove(nodes[0]);
   EXPECT_EQ(bucket.size(), 2);
   EXPECT_EQ(nodes[0]->where.load(), nullptr);
-  EXPECT_EQ(nodes[0]->prev, nullptr);
-  EXPECT_EQ(nodes[0]->next, nullptr);
-  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[1], nodes[2]));
+  EXPECT_FALSE(bucket.Holds(nodes[0]));
+  EXPECT_THAT(Contents(nodes, bucket), ElementsAre(nodes[2], nodes[1]));
 }
 
-TEST_F(BucketTest, RemoveMiddleKeepsTheRest) {
+TEST_F(BucketTest, RemoveMiddleMovesTheLastIntoItsPlace) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
   for (TimerNode* node : nodes) bucket.Add(node, 0);
   bucket.Remove(nodes[1]);
   EXPECT_EQ(bucket.size(), 2);
   EXPECT_EQ(nodes[1]->where.load(), nullptr);
-  EXPECT_EQ(nodes[1]->prev, nullptr);
-  EXPECT_EQ(nodes[1]->next, nullptr);
-  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[0], nodes[2]));
+  EXPECT_THAT(Contents(nodes, bucket), ElementsAre(nodes[0], nodes[2]));
 }
 
-TEST_F(BucketTest, RemoveTailKeepsTheRestAndAppendsAfterTheNewTail) {
+TEST_F(BucketTest, RemoveLastKeepsTheRestAndAppendsAfterThem) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(4);
   for (int i = 0; i < 3; ++i) bucket.Add(nodes[i], 0);
   bucket.Remove(nodes[2]);
   EXPECT_EQ(bucket.size(), 2);
   EXPECT_EQ(nodes[2]->where.load(), nullptr);
-  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[0], nodes[1]));
-  // The tail moved back: a new node goes after nodes[1].
+  EXPECT_THAT(Contents(nodes, bucket), ElementsAre(nodes[0], nodes[1]));
   bucket.Add(nodes[3], 0);
-  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[0], nodes[1], nodes[3]));
+  EXPECT_THAT(Contents(nodes, bucket),
+              ElementsAre(nodes[0], nodes[1], nodes[3]));
 }
 
 TEST_F(BucketTest, RemoveOnlyNodeEmptiesAndAcceptsNewNodes) {
@@ -136,8 +133,7 @@ TEST_F(BucketTest, RemoveOnlyNodeEmptiesAndAcceptsNewNodes) {
   EXPECT_EQ(bucket.size(), 0);
   bucket.Add(b, 0);
   EXPECT_EQ(bucket.size(), 1);
-  EXPECT_EQ(b->prev, nullptr);
-  EXPECT_EQ(b->next, nullptr);
+  EXPECT_EQ(b->slot, 0u);
   std::vector<TimerNode*> out;
   bucket.Flush(&out);
   EXPECT_THAT(out, ElementsAre(b));
@@ -155,14 +151,38 @@ TEST_F(BucketTest, RemoveInAnyOrderEmpties) {
   EXPECT_THAT(out, IsEmpty());
 }
 
-TEST_F(BucketTest, ReAddAfterRemoveGoesToTheTail) {
+TEST_F(BucketTest, ReAddAfterRemoveGoesToTheEnd) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
   for (TimerNode* node : nodes) bucket.Add(node, 1);
   bucket.Remove(nodes[0]);
   bucket.Add(nodes[0], 2);
   EXPECT_EQ(nodes[0]->linked_gen, 2u);
-  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[1], nodes[2], nodes[0]));
+  EXPECT_THAT(Contents(nodes, bucket),
+              ElementsAre(nodes[2], nodes[1], nodes[0]));
+}
+
+TEST_F(BucketTest, RandomAddsAndRemovesKeepEverySlotRight) {
+  Bucket bucket(nullptr);
+  std::vector<TimerNode*> nodes = NewNodes(64);
+  std::vector<bool> in(nodes.size(), false);
+  uint64_t x = 12345;
+  for (int step = 0; step < 5000; ++step) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    const size_t i = (x >> 33) % nodes.size();
+    if (in[i]) {
+      bucket.Remove(nodes[i]);
+    } else {
+      bucket.Add(nodes[i], 0);
+    }
+    in[i] = !in[i];
+  }
+  std::vector<TimerNode*> expected;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (in[i]) expected.push_back(nodes[i]);
+  }
+  EXPECT_THAT(Contents(nodes, bucket),
+              ::testing::UnorderedElementsAreArray(expected));
 }
 
 TEST_F(BucketTest, SetExpirationReturnsTrueOnlyWhenUnset) {
@@ -202,7 +222,7 @@ TEST_F(BucketTest, FlushEmptiesAndClearsExpiration) {
   std::vector<TimerNode*> out;
   bucket.Flush(&out);
 
-  EXPECT_THAT(out, ElementsAreArray(nodes));  // insertion order
+  EXPECT_THAT(out, ElementsAreArray(nodes));  // in slot order
   EXPECT_TRUE(bucket.empty());
   EXPECT_EQ(bucket.size(), 0);
   EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
@@ -238,8 +258,8 @@ TEST_F(BucketTest, FlushOfEmptyBucketClearsExpiration) {
 }
 
 TEST_F(BucketTest, FlushedNodesCanBeAddedAgainInAnyBucket) {
-  // Trap 2: the list is detached first, so a node may go straight back into
-  // the bucket it came from.
+  // Trap 2: the array is detached first, so a node may go straight back
+  // into the bucket it came from.
   Bucket bucket(nullptr);
   Bucket other(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
@@ -249,25 +269,26 @@ TEST_F(BucketTest, FlushedNodesCanBeAddedAgainInAnyBucket) {
   bucket.Add(out[2], 1);
   other.Add(out[0], 1);
   bucket.Add(out[1], 1);
-  EXPECT_THAT(Walk(nodes, bucket), ElementsAre(nodes[2], nodes[1]));
-  EXPECT_THAT(Walk(nodes, other), ElementsAre(nodes[0]));
+  EXPECT_THAT(Contents(nodes, bucket), ElementsAre(nodes[2], nodes[1]));
+  EXPECT_THAT(Contents(nodes, other), ElementsAre(nodes[0]));
   EXPECT_EQ(bucket.size(), 2);
   EXPECT_EQ(other.size(), 1);
 }
 
-TEST_F(BucketTest, DetachReturnsTheListInOrderAndLeavesItsLinksIntact) {
+TEST_F(BucketTest, DetachSwapsTheArrayOutAndClearsTheExpiration) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
   for (TimerNode* node : nodes) bucket.Add(node, 0);
   ASSERT_TRUE(bucket.SetExpiration(7));
-  std::vector<TimerNode*> walked;
-  for (TimerNode* node = bucket.Detach(); node != nullptr; node = node->next) {
-    walked.push_back(node);
-  }
-  EXPECT_THAT(walked, ElementsAreArray(nodes));
+  std::vector<TimerNode*> detached;
+  bucket.Detach(&detached);
+  EXPECT_THAT(detached, ElementsAreArray(nodes));
   EXPECT_TRUE(bucket.empty());
   EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
-  EXPECT_EQ(bucket.Detach(), nullptr);
+  // The emptied array it got back is reused: no nodes, and a new epoch.
+  detached.clear();
+  bucket.Detach(&detached);
+  EXPECT_THAT(detached, IsEmpty());
 }
 
 TEST_F(BucketTest, HoldsOnlyNodesLinkedSinceTheLastDetach) {
@@ -277,7 +298,8 @@ TEST_F(BucketTest, HoldsOnlyNodesLinkedSinceTheLastDetach) {
   bucket.Add(old, 0);
   EXPECT_TRUE(bucket.Holds(old));
   EXPECT_FALSE(other.Holds(old));
-  bucket.Detach();
+  std::vector<TimerNode*> detached;
+  bucket.Detach(&detached);
   EXPECT_FALSE(bucket.Holds(old));  // in transit
   TimerNode* fresh = NewNode();
   bucket.Add(fresh, 0);

@@ -115,8 +115,7 @@ TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
   EXPECT_EQ(node->engine, engine_.get());
   EXPECT_EQ(node->period_ns, 5);
   EXPECT_EQ(node->where.load(), nullptr);
-  EXPECT_EQ(node->prev, nullptr);
-  EXPECT_EQ(node->next, nullptr);
+  EXPECT_EQ(node->lane, 0);
   EXPECT_TRUE(static_cast<bool>(node->callback));
   node->Unref();
 }

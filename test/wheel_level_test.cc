@@ -85,13 +85,10 @@ class WheelLevelTestPeer {
 
 namespace {
 
-// The nodes of `bucket`'s list, detached by `level` as a flush does.
+// The nodes of `bucket`, detached by `level` as a flush does.
 std::vector<TimerNode*> DetachAll(WheelLevel& level, Bucket* bucket) {
   std::vector<TimerNode*> nodes;
-  for (TimerNode* node = level.Detach(bucket); node != nullptr;
-       node = node->next) {
-    nodes.push_back(node);
-  }
+  level.Detach(bucket, &nodes);
   return nodes;
 }
 
