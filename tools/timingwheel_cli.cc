@@ -6,7 +6,8 @@
 // callback starts, and reports the scheduling rate, the fire throughput, the
 // lateness percentiles, early / lost / doubled fires and the peak RSS. It
 // exits 1 if any timer fired early, was lost or fired twice, so it serves as
-// a smoke test in CI as well as a benchmark.
+// a smoke test in CI as well as a benchmark. With --plot it also draws the
+// lateness distribution as an SVG image (lateness_plot.h).
 //
 // How lateness is measured: a timer's deadline is SteadyClock()->Now() taken
 // just before AfterFunc, plus its delay. The wheel reads the same clock inside
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -50,6 +52,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli_report.h"
+#include "lateness_plot.h"
 #include "proc_status.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timer.h"
@@ -76,6 +79,9 @@ ABSL_FLAG(uint64_t, seed, 1,
           "Seed of the random delays (scheduling thread i uses seed + i).");
 ABSL_FLAG(bool, json, false,
           "Print the results as one JSON object instead of a text report.");
+ABSL_FLAG(std::string, plot, "",
+          "Also write the lateness distribution (histogram and CDF) to this "
+          "file as an SVG image, e.g. --plot=lateness.svg.");
 ABSL_FLAG(bool, progress, false,
           "Show the progress bar on stderr even when stderr is not a "
           "terminal.");
@@ -97,9 +103,11 @@ Examples:
   timingwheel_cli --timers=1000000
   timingwheel_cli --timers=100000 --threads=2 --json
   timingwheel_cli --tick=100us --wheel_size=64 --min_delay=1s --window=10s
+  timingwheel_cli --timers=1000000 --plot=lateness.svg
 
 Exit status: 0 every timer fired exactly once and never early; 1 some timer
-fired early, was lost or fired twice, or AfterFunc failed; 2 bad options.)";
+fired early, was lost or fired twice, or AfterFunc failed; 2 bad options, or
+the --plot file cannot be written.)";
 
 constexpr int kMaxThreads = 1024;
 // Deadline of an id whose AfterFunc failed (or never ran).
@@ -196,9 +204,10 @@ class FireLog {
   // Distinct timers fired so far; any thread.
   int64_t fired() const { return fired_.load(std::memory_order_relaxed); }
 
-  // Fills the firing, lateness and correctness fields of `r`. Only once no
-  // callback can run any more (after Shutdown).
-  void Summarize(RunResults& r) const;
+  // Fills the firing, lateness and correctness fields of `r`, and returns the
+  // lateness samples they summarize, sorted ascending. Only once no callback
+  // can run any more (after Shutdown).
+  std::vector<int64_t> Summarize(RunResults& r) const;
 
  private:
   const Clock* const clock_;
@@ -214,11 +223,11 @@ absl::Duration Percentile(const std::vector<int64_t>& v, double p) {
   return absl::Nanoseconds(v[std::clamp<size_t>(rank, 1, v.size()) - 1]);
 }
 
-LatenessStats LatenessOf(std::vector<int64_t> lateness_ns) {
+// `lateness_ns` sorted ascending.
+LatenessStats LatenessOf(const std::vector<int64_t>& lateness_ns) {
   LatenessStats l;
   l.count = static_cast<int64_t>(lateness_ns.size());
   if (lateness_ns.empty()) return l;
-  std::sort(lateness_ns.begin(), lateness_ns.end());
   l.min = absl::Nanoseconds(lateness_ns.front());
   l.p50 = Percentile(lateness_ns, 0.50);
   l.p99 = Percentile(lateness_ns, 0.99);
@@ -227,7 +236,7 @@ LatenessStats LatenessOf(std::vector<int64_t> lateness_ns) {
   return l;
 }
 
-void FireLog::Summarize(RunResults& r) const {
+std::vector<int64_t> FireLog::Summarize(RunResults& r) const {
   std::vector<int64_t> lateness_ns;
   lateness_ns.reserve(deadline_ns_.size());
   int64_t first_fire_ns = std::numeric_limits<int64_t>::max();
@@ -249,7 +258,9 @@ void FireLog::Summarize(RunResults& r) const {
   r.fired = static_cast<int64_t>(lateness_ns.size());
   r.fire_span = r.fired > 0 ? absl::Nanoseconds(last_fire_ns - first_fire_ns)
                             : absl::ZeroDuration();
-  r.lateness = LatenessOf(std::move(lateness_ns));
+  std::sort(lateness_ns.begin(), lateness_ns.end());
+  r.lateness = LatenessOf(lateness_ns);
+  return lateness_ns;
 }
 
 // ---------------------------------------------------------------------------
@@ -429,11 +440,18 @@ bool WaitForFires(const FireLog& log, const Clock& clock, ProgressBar& bar,
 // ---------------------------------------------------------------------------
 // The run.
 
+// A finished run: its results, and the lateness samples behind them.
+struct Run {
+  RunResults results;
+  std::vector<int64_t> lateness_ns;  // Sorted ascending.
+};
+
 // Errors: only TimingWheel::Create's (bad tick, wheel_size or workers).
-absl::StatusOr<RunResults> RunLoad(const RunOptions& o, bool show_progress) {
+absl::StatusOr<Run> RunLoad(const RunOptions& o, bool show_progress) {
   const std::shared_ptr<Clock> clock = SteadyClock();
   FireLog log(o.timers, clock.get());  // Outlives the wheel.
-  RunResults r;
+  Run run;
+  RunResults& r = run.results;
   r.options = o;
   r.baseline_rss_bytes = ProcStatusBytes("VmRSS");
 
@@ -451,8 +469,8 @@ absl::StatusOr<RunResults> RunLoad(const RunOptions& o, bool show_progress) {
   r.cancelled_by_shutdown = (*wheel)->Shutdown();
   // Before Summarize, whose own allocations would count.
   r.peak_rss_bytes = ProcStatusBytes("VmHWM");
-  log.Summarize(r);
-  return r;
+  run.lateness_ns = log.Summarize(r);
+  return run;
 }
 
 int BadOptions(const absl::Status& status) {
@@ -460,17 +478,65 @@ int BadOptions(const absl::Status& status) {
   return 2;
 }
 
+// ---------------------------------------------------------------------------
+// The --plot file.
+
+struct FileCloser {
+  void operator()(FILE* file) const { std::fclose(file); }
+};
+using File = std::unique_ptr<FILE, FileCloser>;
+
+// Reported like a bad option (exit 2). `error_number` is errno; 0 (a failure
+// that set none) is reported as EIO.
+absl::Status CannotWritePlot(const std::string& path, int error_number) {
+  return absl::ErrnoToStatus(
+      error_number != 0 ? error_number : EIO,
+      absl::StrCat("cannot write --plot file '", path, "'"));
+}
+
+// Opened before the run, so that a bad path fails at once and not after it.
+absl::StatusOr<File> OpenPlot(const std::string& path) {
+  File file(std::fopen(path.c_str(), "w"));
+  if (file == nullptr) return CannotWritePlot(path, errno);
+  return file;
+}
+
+absl::Status WritePlot(File file, const std::string& path,
+                       absl::string_view svg) {
+  bool ok = std::fwrite(svg.data(), 1, svg.size(), file.get()) == svg.size();
+  int error_number = ok ? 0 : errno;
+  // Closing flushes what is still buffered, so it can fail too (ENOSPC).
+  if (std::fclose(file.release()) != 0 && ok) {
+    ok = false;
+    error_number = errno;
+  }
+  return ok ? absl::OkStatus() : CannotWritePlot(path, error_number);
+}
+
 int Main() {
   const absl::StatusOr<RunOptions> options = OptionsFromFlags();
   if (!options.ok()) return BadOptions(options.status());
+  const std::string plot_path = absl::GetFlag(FLAGS_plot);
+  absl::StatusOr<File> plot;
+  if (!plot_path.empty()) {
+    plot = OpenPlot(plot_path);
+    if (!plot.ok()) return BadOptions(plot.status());
+  }
   const bool show_progress =
       absl::GetFlag(FLAGS_progress) || isatty(STDERR_FILENO) == 1;
-  const absl::StatusOr<RunResults> results = RunLoad(*options, show_progress);
-  if (!results.ok()) return BadOptions(results.status());
+  const absl::StatusOr<Run> run = RunLoad(*options, show_progress);
+  if (!run.ok()) return BadOptions(run.status());
+  const RunResults& results = run->results;
   const std::string report =
-      absl::GetFlag(FLAGS_json) ? FormatJson(*results) : FormatText(*results);
+      absl::GetFlag(FLAGS_json) ? FormatJson(results) : FormatText(results);
   std::fputs(report.c_str(), stdout);
-  return Passed(*results) ? 0 : 1;
+  if (!plot_path.empty()) {
+    const absl::Status written =
+        WritePlot(*std::move(plot), plot_path,
+                  LatenessPlotSvg(results, run->lateness_ns));
+    if (!written.ok()) return BadOptions(written);
+  }
+  return Passed(results) ? 0 : 1;
 }
 
 }  // namespace
