@@ -4,7 +4,9 @@
 #
 # Usage:
 #   tools/run.sh [cli-args...]        build/release/tools/timingwheel_cli
-#                                     --timers=1000000 [cli-args...]
+#                                     --timers=1000000
+#                                     --plot=build/release/lateness.svg
+#                                     [cli-args...]
 #   tools/run.sh --bench [bench-args...]
 #                                     build/release/benchmark/timingwheel_benchmark
 #                                     --benchmark_repetitions=3
@@ -38,4 +40,5 @@ if [[ "${1:-}" == --bench ]]; then
   exec build/release/benchmark/timingwheel_benchmark \
     --benchmark_repetitions=3 --benchmark_report_aggregates_only=true "$@"
 fi
-exec build/release/tools/timingwheel_cli --timers=1000000 "$@"
+exec build/release/tools/timingwheel_cli --timers=1000000 \
+  --plot=build/release/lateness.svg "$@"
