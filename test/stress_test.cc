@@ -32,7 +32,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -84,33 +83,6 @@ std::unique_ptr<TimingWheel> MakeWheel(std::shared_ptr<Clock> clock,
   EXPECT_TRUE(wheel.ok()) << wheel.status();
   return wheel.ok() ? *std::move(wheel) : nullptr;
 }
-
-// The clock readings at which one timer's callback ran.
-class RunLog {
- public:
-  explicit RunLog(std::shared_ptr<Clock> clock) : clock_(std::move(clock)) {}
-  static absl::AnyInvocable<void()> Callback(std::shared_ptr<RunLog> log) {
-    return [log] { log->Record(); };
-  }
-  void Record() {
-    const absl::Duration now = clock_->Now();
-    std::lock_guard<std::mutex> lock(mu_);
-    runs_.push_back(now);
-  }
-  std::vector<absl::Duration> runs() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return runs_;
-  }
-  size_t size() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return runs_.size();
-  }
-
- private:
-  const std::shared_ptr<Clock> clock_;
-  mutable std::mutex mu_;
-  std::vector<absl::Duration> runs_;
-};
 
 // Advances a ManualClock on its own thread, by a random step of up to
 // `max_step` after every `ops_per_step` operations that the operation threads

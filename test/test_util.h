@@ -10,15 +10,23 @@
 // bucket that is due by the clock has been flushed and every due callback has
 // returned. With a ManualClock that makes a test exact: advance, wait idle,
 // then check what ran.
+//
+// `RunLog` records the clock readings at which one timer's callback ran, for
+// the stress and model tests to compare with what the contract allows.
 
 #ifndef TIMINGWHEEL_TEST_TEST_UTIL_H_
 #define TIMINGWHEEL_TEST_TEST_UTIL_H_
 
+#include <cstddef>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
+#include "absl/time/time.h"
 #include "engine.h"
+#include "timingwheel/clock.h"
 #include "timingwheel/timingwheel.h"
 
 namespace timingwheel {
@@ -73,6 +81,33 @@ class IdleEngine {
  private:
   internal::Engine* engine_;
   std::vector<internal::TimerNode*> nodes_;
+};
+
+// The clock readings at which one timer's callback ran.
+class RunLog {
+ public:
+  explicit RunLog(std::shared_ptr<Clock> clock) : clock_(std::move(clock)) {}
+  static absl::AnyInvocable<void()> Callback(std::shared_ptr<RunLog> log) {
+    return [log] { log->Record(); };
+  }
+  void Record() {
+    const absl::Duration now = clock_->Now();
+    std::lock_guard<std::mutex> lock(mu_);
+    runs_.push_back(now);
+  }
+  std::vector<absl::Duration> runs() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return runs_;
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return runs_.size();
+  }
+
+ private:
+  const std::shared_ptr<Clock> clock_;
+  mutable std::mutex mu_;
+  std::vector<absl::Duration> runs_;
 };
 
 }  // namespace timingwheel
