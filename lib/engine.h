@@ -8,9 +8,10 @@
 //      └── Place: level 0 .. n bucket ──► delay queue (bucket, once)
 //   tw-poller:   Poll blocks until the head bucket is due; hands the due
 //                buckets to the advancer's inbox.
-//   tw-advancer: for each bucket: Advance(expiration) on every lane (each level's
-//                current), Detach the bucket's array in O(1), then one pass
-//                over it, per node under its node lock: Place again: due ->
+//   tw-advancer: for each bucket: Advance(expiration) on every lane (each
+//                level's current), Detach the bucket's array in O(1), then
+//                one pass over it, per node under its node lock: Place again
+//                (in the node's lane): due ->
 //                a batch for the pool (submitted every 1024 and at the end),
 //                otherwise a lower level (cascade).
 //   tw-worker-N: RunTask: kDispatched -> kRunning by CAS, call the callback
