@@ -79,14 +79,6 @@ ABSL_FLAG(int, seeds, 0,
           "how many seeds to run (0: 1500, or 600 under sanitizers)");
 ABSL_FLAG(int, threads, 0, "operating threads, 1 to 4 (0: 1 + seed % 4)");
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define TIMINGWHEEL_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define TIMINGWHEEL_TEST_SANITIZED 1
-#endif
-#endif
-
 namespace timingwheel {
 namespace {
 
@@ -94,11 +86,7 @@ using internal::CondVar;
 using internal::Mutex;
 using internal::MutexLock;
 
-#ifdef TIMINGWHEEL_TEST_SANITIZED
-constexpr int kDefaultSeeds = 600;
-#else
-constexpr int kDefaultSeeds = 1500;
-#endif
+constexpr int kDefaultSeeds = kSanitized ? 600 : 1500;
 constexpr int kMaxThreads = 4;
 constexpr int kRounds = 60;
 constexpr int64_t kYearNs = int64_t{365} * 24 * 3600 * 1000000000;

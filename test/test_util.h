@@ -29,7 +29,23 @@
 #include "timingwheel/clock.h"
 #include "timingwheel/timingwheel.h"
 
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define TIMINGWHEEL_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define TIMINGWHEEL_TEST_SANITIZED 1
+#endif
+#endif
+
 namespace timingwheel {
+
+// Whether this build runs under ThreadSanitizer or AddressSanitizer, which
+// slow everything down: tests size their work and real-time bounds by it.
+#ifdef TIMINGWHEEL_TEST_SANITIZED
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
 
 class TimingWheelTestPeer {
  public:

@@ -63,24 +63,12 @@
 #include "timingwheel/timer.h"
 #include "wheel_level.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define TIMINGWHEEL_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define TIMINGWHEEL_TEST_SANITIZED 1
-#endif
-#endif
-
 namespace timingwheel {
 namespace {
 
 using ::testing::HasSubstr;
 
-#ifdef TIMINGWHEEL_TEST_SANITIZED
-constexpr int kSlowdown = 10;  // sanitizers make real-time bounds looser
-#else
-constexpr int kSlowdown = 1;
-#endif
+constexpr int kSlowdown = kSanitized ? 10 : 1;  // looser real-time bounds
 
 constexpr absl::Duration kTick = absl::Milliseconds(1);
 constexpr absl::Duration kYear = absl::Hours(24 * 365);
