@@ -10,7 +10,7 @@ namespace {
 
 // std::*_heap build a max-heap; this order puts the earliest on top.
 bool Later(const DelayQueue::Entry& a, const DelayQueue::Entry& b) {
-  return a.expiration_tick > b.expiration_tick;
+  return a.release_tick > b.release_tick;
 }
 
 }  // namespace
@@ -19,16 +19,16 @@ DelayQueue::DelayQueue(std::shared_ptr<Clock> clock, absl::Duration origin,
                        int64_t tick_ns)
     : clock_(std::move(clock)), origin_(origin), tick_ns_(tick_ns) {}
 
-void DelayQueue::Offer(Bucket* bucket, int64_t expiration_tick) {
+void DelayQueue::Offer(Bucket* bucket, int64_t release_tick) {
   MutexLock lock(&mu_);
-  heap_.push_back({expiration_tick, bucket});
+  heap_.push_back({release_tick, bucket});
   std::push_heap(heap_.begin(), heap_.end(), Later);
   if (heap_.front().bucket == bucket) cv_.NotifyOne();
 }
 
 bool DelayQueue::HeadDue() const {
   return !heap_.empty() &&
-         clock_->Now() >= DeadlineOf(heap_.front().expiration_tick);
+         clock_->Now() >= DeadlineOf(heap_.front().release_tick);
 }
 
 bool DelayQueue::Poll(std::vector<Entry>* out) {
@@ -36,8 +36,7 @@ bool DelayQueue::Poll(std::vector<Entry>* out) {
   while (!closed_) {
     if (HeadDue()) {
       const absl::Duration now = clock_->Now();
-      while (!heap_.empty() &&
-             now >= DeadlineOf(heap_.front().expiration_tick)) {
+      while (!heap_.empty() && now >= DeadlineOf(heap_.front().release_tick)) {
         std::pop_heap(heap_.begin(), heap_.end(), Later);
         out->push_back(heap_.back());
         heap_.pop_back();
@@ -47,7 +46,7 @@ bool DelayQueue::Poll(std::vector<Entry>* out) {
     }
     const absl::Duration deadline =
         heap_.empty() ? absl::InfiniteDuration()
-                      : DeadlineOf(heap_.front().expiration_tick);
+                      : DeadlineOf(heap_.front().release_tick);
     cv_.WaitUntil(&mu_, *clock_, deadline);
   }
   return false;

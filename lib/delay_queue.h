@@ -1,7 +1,9 @@
 // Copyright 2026 The timingwheel Authors.
 //
 // delay_queue.h: the one priority queue of buckets, shared by every level,
-// ordered by bucket expiration.
+// ordered by the tick at which each is released: its expiration, or for
+// levels above 0 its expiration minus one lower-level tick (see "Early
+// release" in wheel_level.h).
 //
 // This is what makes the wheel sleep through empty ticks: the poller thread
 // blocks in Poll until the head bucket is due by the clock, however far away
@@ -39,21 +41,21 @@ class Bucket;
 class DelayQueue {
  public:
   struct Entry {
-    int64_t expiration_tick;
+    int64_t release_tick;
     Bucket* bucket;
   };
 
-  // A bucket with expiration tick `e` is due once
-  // `clock->Now() >= origin + e * tick_ns`.
+  // A bucket with release tick `r` is due once
+  // `clock->Now() >= origin + r * tick_ns`.
   DelayQueue(std::shared_ptr<Clock> clock, absl::Duration origin,
              int64_t tick_ns);
 
-  // Adds `bucket`, due at `expiration_tick`; wakes the poller if it becomes
+  // Adds `bucket`, due at `release_tick`; wakes the poller if it becomes
   // the head.
-  void Offer(Bucket* bucket, int64_t expiration_tick) ABSL_LOCKS_EXCLUDED(mu_);
+  void Offer(Bucket* bucket, int64_t release_tick) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Blocks until at least one bucket is due, then moves every due bucket to
-  // `out` in expiration order and returns true. Returns false once closed.
+  // `out` in release order and returns true. Returns false once closed.
   bool Poll(std::vector<Entry>* out) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The advancer has finished `n` buckets handed out by Poll.
@@ -69,8 +71,8 @@ class DelayQueue {
 
  private:
   bool HeadDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Duration DeadlineOf(int64_t expiration_tick) const {
-    return origin_ + absl::Nanoseconds(expiration_tick * tick_ns_);
+  absl::Duration DeadlineOf(int64_t release_tick) const {
+    return origin_ + absl::Nanoseconds(release_tick * tick_ns_);
   }
 
   const std::shared_ptr<Clock> clock_;
@@ -79,7 +81,7 @@ class DelayQueue {
 
   mutable Mutex mu_;
   CondVar cv_;
-  std::vector<Entry> heap_ ABSL_GUARDED_BY(mu_);  // min-heap on expiration
+  std::vector<Entry> heap_ ABSL_GUARDED_BY(mu_);  // min-heap on release_tick
   int64_t outstanding_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -283,7 +283,8 @@ Engine::ArmResult Engine::Place(TimerNode* node, int64_t expiration_tick,
         level = lowest;
         break;
       case WheelLevel::AddResult::kTooFar:
-        break;  // Locate moves up from here.
+        level = level->GetOrCreateOverflow();
+        break;
     }
   }
 }
@@ -494,7 +495,7 @@ void Engine::AdvancerLoop() {
     }
     for (const DelayQueue::Entry& entry : entries) {
       for (const std::unique_ptr<Lane>& lane : lanes_) {
-        lane->level0->Advance(entry.expiration_tick);
+        lane->level0->Advance(entry.release_tick);
       }
       entry.bucket->level()->Detach(entry.bucket, &detached);
       const int64_t now_ns = NowNs();

@@ -19,6 +19,7 @@ WheelLevel::WheelLevel(int64_t tick, int wheel_size, int64_t current,
                        DelayQueue* queue, bool closed)
     : tick_(tick),
       interval_(IntervalOf(tick, wheel_size)),
+      lead_(tick == 1 ? 0 : tick / wheel_size),
       wheel_size_(wheel_size),
       queue_(queue),
       current_(FloorDiv(current, tick) * tick),
@@ -48,7 +49,8 @@ WheelLevel* WheelLevel::Locate(int64_t expiration_tick) {
   WheelLevel* level = this;
   // interval_ == kMaxTicks spans every tick a deadline can have.
   while (level->interval_ != kMaxTicks &&
-         expiration_tick - level->current() >= level->interval_) {
+         expiration_tick - level->current() - level->tick_ >=
+             level->interval_) {
     level = level->GetOrCreateOverflow();
   }
   return level;
@@ -65,12 +67,20 @@ WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
   } else if (ahead < tick_) {
     return AddResult::kRetry;
   }
-  if (interval_ != kMaxTicks && ahead >= interval_) return AddResult::kTooFar;
-
   const int64_t id = expiration_tick / tick_;
   Bucket& bucket = buckets_[id % wheel_size_];
+  if (interval_ != kMaxTicks && ahead >= interval_) {
+    // The one bucket past the span: only in a slot that is free.
+    if (ahead - tick_ >= interval_ ||
+        (bucket.expiration() != Bucket::kNoExpiration &&
+         bucket.expiration() != id * tick_)) {
+      return AddResult::kTooFar;
+    }
+  }
   bucket.Add(node, gen);
-  if (bucket.SetExpiration(id * tick_)) queue_->Offer(&bucket, id * tick_);
+  if (bucket.SetExpiration(id * tick_)) {
+    queue_->Offer(&bucket, id * tick_ - lead_);
+  }
   return AddResult::kAdded;
 }
 

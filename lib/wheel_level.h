@@ -18,10 +18,23 @@
 //                                    -> bucket e / tick_k, expiring at
 //                                       (e / tick_k) * tick_k
 //            e <  current + tick_k    -> it fits a lower level: retry there
+//   any:     e in the one bucket past the span (id current/tick_k +
+//            wheel_size), if its slot is free, i.e. the bucket of id
+//            current/tick_k was flushed -> that bucket
 //            otherwise                -> the overflow level
-// Under the level's mutex the bucket ids in use are current/tick_k + 1 ..
-// current/tick_k + wheel_size - 1: all in different slots, so a slot never
-// mixes rotations.
+// Under the level's mutex a slot holds one bucket id at a time: the ids in
+// use are current/tick_k + 1 .. current/tick_k + wheel_size, and the last
+// one only in a slot whose bucket has no expiration set (checked).
+//
+// Early release: a bucket of level k >= 1 is offered to the delay queue at
+// its expiration minus `lead` = tick_{k-1}, the tick of the level below, not
+// at its expiration. Released then, the advancer moves `current` to that
+// time, and every timer of the bucket fits the level below (its span plus the
+// one bucket past it covers exactly this bucket's range). So a big bucket
+// cascades one lower tick before its timers can be due, not while they
+// already are: a million timers over a second land in 400 ms buckets of
+// 400,000 at the defaults, which then cascade 20 ms ahead. Never early still
+// holds: only level 0 runs timers, and only those at or before `current`.
 //
 // Levels for the defaults (tick 1 ms, wheel_size 20):
 //   level  tick        spans        level  tick        spans
@@ -33,10 +46,12 @@
 //
 // Worked example (tick 1 ms, wheel_size 4; WheelLevelTest.DesignWorkedExample):
 // AfterFunc(3 ms) goes to level 0, bucket @3. AfterFunc(9 ms) to level 1
-// (tick 4), bucket @8. AfterFunc(40 ms) to level 2 (tick 16), bucket @32. At
-// t=3 bucket @3 is released and its timer runs. At t=8 bucket @8 is released
-// and the 9 ms timer cascades to level 0, bucket @9. At t=32 the 40 ms timer
-// cascades to level 1, bucket @40, then to level 0 at t=40, and runs.
+// (tick 4), bucket @8, released at 7 (lead 1). AfterFunc(40 ms) to level 2
+// (tick 16), bucket @32, released at 28 (lead 4). At t=3 bucket @3 is
+// released and its timer runs. At t=7 bucket @8 is released and the 9 ms
+// timer cascades to level 0, bucket @9, where it runs at t=9. At t=28 the
+// 40 ms timer cascades to level 1, bucket @40 (released at 39), at t=39 to
+// level 0, bucket @40, and runs at t=40.
 //
 // Thread-safety: thread-safe. `mu_` guards the buckets, the links of the nodes
 // in them, `closed_` and writes of `current_`; `current_` is also read without
@@ -75,7 +90,7 @@ class WheelLevel {
     kAdded,   // linked into a bucket of this level
     kDue,     // expiration <= current of level 0: run it
     kRetry,   // fits a lower level now: start again from level 0
-    kTooFar,  // past this level: try the overflow level
+    kTooFar,  // past this level: try the overflow level (GetOrCreateOverflow)
     kClosed,  // the wheel is shut down
   };
 
@@ -96,10 +111,14 @@ class WheelLevel {
     return overflow_.load(std::memory_order_acquire);
   }
 
-  // The lowest level from this one up whose span covers `expiration_tick`
-  // (by an unlocked read of each `current`), creating overflow levels as
-  // needed. Never null.
+  // The lowest level from this one up whose span, or the one bucket past it,
+  // covers `expiration_tick` (by an unlocked read of each `current`),
+  // creating overflow levels as needed. Never null.
   WheelLevel* Locate(int64_t expiration_tick) ABSL_LOCKS_EXCLUDED(mu_);
+  // The overflow level, created if it was not needed yet.
+  WheelLevel* GetOrCreateOverflow() ABSL_LOCKS_EXCLUDED(mu_);
+  // How long before its expiration a bucket of this level is released.
+  int64_t lead() const { return lead_; }
 
   // Links `node` (armed with generation `gen`) into the bucket of
   // `expiration_tick`, offering the bucket to the delay queue if it was
@@ -137,10 +156,9 @@ class WheelLevel {
  private:
   friend class WheelLevelTestPeer;
 
-  WheelLevel* GetOrCreateOverflow() ABSL_LOCKS_EXCLUDED(mu_);
-
   const int64_t tick_;
   const int64_t interval_;  // INT64_MAX when tick_ * wheel_size overflows
+  const int64_t lead_;      // tick_ / wheel_size, 0 at level 0
   const int wheel_size_;
   DelayQueue* const queue_;
 

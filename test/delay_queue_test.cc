@@ -48,14 +48,14 @@ std::vector<std::pair<int64_t, Bucket*>> Pairs(
     const std::vector<DelayQueue::Entry>& entries) {
   std::vector<std::pair<int64_t, Bucket*>> out;
   for (const DelayQueue::Entry& e : entries) {
-    out.emplace_back(e.expiration_tick, e.bucket);
+    out.emplace_back(e.release_tick, e.bucket);
   }
   return out;
 }
 
 std::vector<int64_t> Expirations(const std::vector<DelayQueue::Entry>& e) {
   std::vector<int64_t> out;
-  for (const DelayQueue::Entry& entry : e) out.push_back(entry.expiration_tick);
+  for (const DelayQueue::Entry& entry : e) out.push_back(entry.release_tick);
   return out;
 }
 
@@ -158,7 +158,7 @@ TEST_F(DelayQueueTest, ManyOffersComeOutSorted) {
   ASSERT_TRUE(queue_.Poll(&out));
   ASSERT_EQ(out.size(), 200u);
   for (int i = 0; i < 200; ++i) {
-    EXPECT_EQ(out[i].expiration_tick, i);
+    EXPECT_EQ(out[i].release_tick, i);
     EXPECT_EQ(out[i].bucket, many[i].get());
   }
 }

@@ -5,11 +5,13 @@
 //   * FloorDiv / CeilDiv on negatives, zero and exact multiples;
 //   * placement, exhaustively for small wheels (wheel_size 2..5 and 20) from
 //     several `current` values, for every expiration tick over 3-4 levels:
-//     the level Locate picks, the slot, the bucket expiration offered to the
-//     delay queue, kDue iff e <= current at level 0; every slot of every
-//     level is hit, and each level boundary is checked +-1 tick by hand;
-//   * Add called on each level directly: kTooFar below, kRetry above when
-//     the timer is less than one tick of that level ahead;
+//     the level Locate picks, the slot, the bucket expiration and the
+//     release tick offered to the delay queue (one lower tick early above
+//     level 0), kDue iff e <= current at level 0; every slot of every level
+//     is hit, and each level boundary is checked +-1 tick by hand;
+//   * Add called on each level directly: kTooFar past the span and the one
+//     bucket after it (or in that bucket while its slot holds another id),
+//     kRetry above when the timer is less than one tick of that level ahead;
 //   * Advance rounds each level down to its tick and never goes backwards;
 //   * overflow levels are created lazily (tick = lower interval, start = lower
 //     current rounded down); the level whose interval would overflow int64
@@ -237,20 +239,22 @@ WheelLevel* LevelAt(WheelLevel* level0, int k) {
 void EnsureLevels(WheelLevel* level0, int n) {
   WheelLevel* top = level0;
   for (int k = 1; k < n; ++k) {
-    // One tick of the next level past this level's current: always exactly
-    // one level up.
-    top = top->Locate(top->current() + top->interval());
+    // Past this level's span and the one bucket after it: always exactly one
+    // level up.
+    top = top->Locate(top->current() + top->interval() + top->tick());
   }
 }
 
 // Where the placement rules of wheel_level.h put expiration `e` in a fresh
 // wheel whose level 0 starts at `current` (so level k starts at `current`
-// rounded down to its tick w^k).
+// rounded down to its tick w^k). A fresh wheel has every slot free, so each
+// level takes its span plus the one bucket past it.
 struct Placement {
   int level = 0;
   bool due = false;
   int slot = -1;
   int64_t bucket_expiration = -1;
+  int64_t release_tick = -1;  // bucket_expiration - tick / w above level 0
 };
 
 Placement Expected(int w, int64_t current, int64_t e) {
@@ -258,7 +262,7 @@ Placement Expected(int w, int64_t current, int64_t e) {
   int64_t tick = 1;
   for (;;) {
     const int64_t level_current = FloorDiv(current, tick) * tick;
-    if (e - level_current < tick * w) break;
+    if (e - level_current < tick * (w + 1)) break;
     tick *= w;
     ++p.level;
   }
@@ -269,6 +273,7 @@ Placement Expected(int w, int64_t current, int64_t e) {
   const int64_t id = e / tick;
   p.slot = static_cast<int>(id % w);
   p.bucket_expiration = id * tick;
+  p.release_tick = p.bucket_expiration - (p.level == 0 ? 0 : tick / w);
   return p;
 }
 
@@ -304,11 +309,11 @@ void CheckFreshPlacement(WheelLevelTest* test, TimerNode* node, int w,
   EXPECT_EQ(bucket->expiration(), want.bucket_expiration);
   EXPECT_EQ(node->linked_gen, 7u);
   EXPECT_EQ(level->CountTimers(), 1);
-  // The bucket went to the queue once, with its expiration.
+  // The bucket went to the queue once, one lower tick before its expiration.
   std::vector<DelayQueue::Entry> offered = WheelLevelTest::Drain(queue.get());
   ASSERT_EQ(offered.size(), 1u);
   EXPECT_EQ(offered[0].bucket, bucket);
-  EXPECT_EQ(offered[0].expiration_tick, want.bucket_expiration);
+  EXPECT_EQ(offered[0].release_tick, want.release_tick);
   // Never early: the bucket is released no later than e, and (being in the
   // right rotation) not a whole turn of its level before it.
   EXPECT_LE(want.bucket_expiration, e);
@@ -383,6 +388,9 @@ void CheckCases(WheelLevelTest* test, int64_t current,
     want.due = c.slot < 0;
     want.slot = c.slot;
     want.bucket_expiration = c.bucket_expiration;
+    int64_t tick = 1;
+    for (int k = 0; k < c.level; ++k) tick *= 4;
+    want.release_tick = c.bucket_expiration - (c.level == 0 ? 0 : tick / 4);
     CheckFreshPlacement(test, node, 4, current, c.e, want, &hit);
     // The model used by the exhaustive tests agrees with the hand values.
     const Placement model = Expected(4, current, c.e);
@@ -390,33 +398,38 @@ void CheckCases(WheelLevelTest* test, int64_t current,
     EXPECT_EQ(model.due, want.due) << c.e;
     EXPECT_EQ(model.slot, want.slot) << c.e;
     EXPECT_EQ(model.bucket_expiration, want.bucket_expiration) << c.e;
+    EXPECT_EQ(model.release_tick, want.release_tick) << c.e;
   }
 }
 
 TEST_F(WheelLevelTest, LevelBoundariesPlusMinusOneTickFromZero) {
-  // Levels from 0: L0 (1, 4), L1 [4, 16), L2 [16, 64), L3 [64, 256), L4.
+  // Levels from 0, each with the one bucket past its span (a fresh wheel's
+  // slots are all free): L0 (1, 4], L1 [5, 20), L2 [20, 80), L3 [80, 320).
   CheckCases(this, 0,
              {
                  {-1, 0, -1, -1},   // past: due
                  {0, 0, -1, -1},    // e == current: due
                  {1, 0, 1, 1},      // first tick ahead
                  {2, 0, 2, 2},      //
-                 {3, 0, 3, 3},      // last tick of level 0
-                 {4, 1, 1, 4},      // first tick of level 1
-                 {5, 1, 1, 4},      //
+                 {3, 0, 3, 3},      // last tick of level 0's span
+                 {4, 0, 0, 4},      // the bucket past it, in the slot of @0
+                 {5, 1, 1, 4},      // first tick of level 1
                  {7, 1, 1, 4},      //
                  {8, 1, 2, 8},      //
-                 {15, 1, 3, 12},    // last tick of level 1
-                 {16, 2, 1, 16},    // first tick of level 2
-                 {17, 2, 1, 16},    //
+                 {15, 1, 3, 12},    // last tick of level 1's span
+                 {16, 1, 0, 16},    // the bucket past it
+                 {19, 1, 0, 16},    // last tick of level 1
+                 {20, 2, 1, 16},    // first tick of level 2
                  {31, 2, 1, 16},    //
                  {32, 2, 2, 32},    //
-                 {63, 2, 3, 48},    // last tick of level 2
-                 {64, 3, 1, 64},    // first tick of level 3
-                 {65, 3, 1, 64},    //
-                 {255, 3, 3, 192},  // last tick of level 3
-                 {256, 4, 1, 256},  // first tick of level 4
-                 {257, 4, 1, 256},  //
+                 {63, 2, 3, 48},    // last tick of level 2's span
+                 {64, 2, 0, 64},    // the bucket past it
+                 {79, 2, 0, 64},    // last tick of level 2
+                 {80, 3, 1, 64},    // first tick of level 3
+                 {255, 3, 3, 192},  // last tick of level 3's span
+                 {319, 3, 0, 256},  // last tick of level 3
+                 {320, 4, 1, 256},  // first tick of level 4
+                 {321, 4, 1, 256},  //
              });
 }
 
@@ -427,16 +440,18 @@ TEST_F(WheelLevelTest, LevelBoundariesPlusMinusOneTickFromSix) {
                  {5, 0, -1, -1},   // past: due
                  {6, 0, -1, -1},   // due
                  {7, 0, 3, 7},     // first tick ahead
-                 {9, 0, 1, 9},     // last tick of level 0 (6 + 4 - 1)
-                 {10, 1, 2, 8},    // first of level 1: bucket @8 (cascades)
-                 {11, 1, 2, 8},    //
+                 {9, 0, 1, 9},     // last tick of level 0's span (6 + 4 - 1)
+                 {10, 0, 2, 10},   // the bucket past it, in the slot of @6
+                 {11, 1, 2, 8},    // first of level 1: bucket @8 (cascades)
                  {12, 1, 3, 12},   //
-                 {19, 1, 0, 16},   // last tick of level 1 (4 + 16 - 1)
-                 {20, 2, 1, 16},   // first tick of level 2
-                 {21, 2, 1, 16},   //
-                 {63, 2, 3, 48},   // last tick of level 2 (0 + 64 - 1)
-                 {64, 3, 1, 64},   // first tick of level 3
-                 {255, 3, 3, 192}  // last tick of level 3
+                 {19, 1, 0, 16},   // last tick of level 1's span (4 + 16 - 1)
+                 {20, 1, 1, 20},   // the bucket past it
+                 {23, 1, 1, 20},   // last tick of level 1
+                 {24, 2, 1, 16},   // first tick of level 2
+                 {63, 2, 3, 48},   // last tick of level 2's span
+                 {79, 2, 0, 64},   // last tick of level 2
+                 {80, 3, 1, 64},   // first tick of level 3
+                 {255, 3, 3, 192}  // last tick of level 3's span
              });
 }
 
@@ -447,21 +462,26 @@ TEST_F(WheelLevelTest, LevelBoundariesPlusMinusOneTickFromTwentyOne) {
                  {20, 0, -1, -1},   // due
                  {21, 0, -1, -1},   // due
                  {22, 0, 2, 22},    //
-                 {24, 0, 0, 24},    // last tick of level 0
-                 {25, 1, 2, 24},    // first tick of level 1
-                 {35, 1, 0, 32},    // last tick of level 1 (20 + 16 - 1)
-                 {36, 2, 2, 32},    // first tick of level 2
-                 {79, 2, 0, 64},    // last tick of level 2 (16 + 64 - 1)
-                 {80, 3, 1, 64},    // first tick of level 3
-                 {255, 3, 3, 192},  // last tick of level 3
-                 {256, 4, 1, 256},  // first tick of level 4
+                 {24, 0, 0, 24},    // last tick of level 0's span
+                 {25, 0, 1, 25},    // the bucket past it
+                 {26, 1, 2, 24},    // first tick of level 1
+                 {35, 1, 0, 32},    // last tick of level 1's span
+                 {39, 1, 1, 36},    // last tick of level 1
+                 {40, 2, 2, 32},    // first tick of level 2
+                 {79, 2, 0, 64},    // last tick of level 2's span
+                 {95, 2, 1, 80},    // last tick of level 2
+                 {96, 3, 1, 64},    // first tick of level 3
+                 {255, 3, 3, 192},  // last tick of level 3's span
+                 {319, 3, 0, 256},  // last tick of level 3
+                 {320, 4, 1, 256},  // first tick of level 4
              });
 }
 
 // Add called directly on each level (not the one Locate picks) follows the
-// rules of wheel_level.h: kTooFar when past the level's turn, kRetry above
-// level 0 when less than one tick of that level ahead, kDue at level 0 when
-// e <= current.
+// rules of wheel_level.h: kTooFar when past the level's turn and the one
+// bucket after it, or in that bucket when its slot holds another bucket id;
+// kRetry above level 0 when less than one tick of that level ahead; kDue at
+// level 0 when e <= current.
 void CheckAddOnEveryLevel(WheelLevelTest* test, int w, int64_t current,
                           int levels) {
   std::unique_ptr<DelayQueue> queue = test->NewDueQueue();
@@ -477,8 +497,16 @@ void CheckAddOnEveryLevel(WheelLevelTest* test, int w, int64_t current,
       const int64_t tick = level->tick();
       const int64_t ahead = e - level->current();
       std::string want;
-      if (ahead >= level->interval()) {
+      if (ahead - tick >= level->interval()) {
         want = "kTooFar";
+      } else if (ahead >= level->interval()) {
+        // Removing a timer leaves its bucket's expiration set (it is still
+        // in the queue), so the slot may hold another id.
+        const int64_t id = e / tick;
+        const int64_t held =
+            Peer::BucketExpiration(*level, static_cast<int>(id % w));
+        want = held == Bucket::kNoExpiration || held == id * tick ? "kAdded"
+                                                                  : "kTooFar";
       } else if (j == 0) {
         want = ahead <= 0 ? "kDue" : "kAdded";
       } else {
@@ -532,11 +560,11 @@ TEST_F(WheelLevelTest, HigherLevelTakesATimerOneOfItsTicksAheadEvenIfItFits) {
   // The rule is "less than one tick of this level ahead: retry", not "fits a
   // lower level": with level 0 at 6 and level 1 at 4, e = 9 fits level 0
   // (bucket @9), but level 1, asked directly (e.g. after a stale Locate),
-  // takes it into bucket @8, from which it cascades to level 0 @9 at t=8.
-  // Never early, never in a wrong rotation.
+  // takes it into bucket @8, released at 7, from which it cascades to level 0
+  // @9. Never early, never in a wrong rotation.
   std::unique_ptr<DelayQueue> queue = NewDueQueue();
   WheelLevel level0(1, 4, 6, queue.get(), false);
-  WheelLevel* level1 = level0.Locate(10);
+  WheelLevel* level1 = level0.Locate(11);
   ASSERT_EQ(level1->current(), 4);
   EXPECT_EQ(level0.Locate(9), &level0);
   TimerNode* node = NewNode();
@@ -545,6 +573,54 @@ TEST_F(WheelLevelTest, HigherLevelTakesATimerOneOfItsTicksAheadEvenIfItFits) {
   EXPECT_EQ(ResultName(AddLocked(level1, NewNode(), 7)), "kRetry");
   std::vector<TimerNode*> out;
   level1->Close(&out);
+}
+
+TEST_F(WheelLevelTest, TheBucketPastTheSpanTakesOnlyAFreeSlot) {
+  // wheel_size 4 from 0: bucket @4 is the one past level 0's span, in the
+  // slot of @0. Once level 0 is at 4, @8 would share that slot with @4,
+  // which is due but not flushed yet: too far, until the flush frees it.
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  TimerNode* a = NewNode();
+  ASSERT_EQ(AddLocked(&level0, a, 4), AddResult::kAdded);
+  Bucket* at4 = a->where.load();
+  EXPECT_EQ(Peer::SlotOf(level0, at4), 0);
+  level0.Advance(4);
+  TimerNode* b = NewNode();
+  EXPECT_EQ(AddLocked(&level0, b, 8), AddResult::kTooFar);
+  EXPECT_EQ(b->where.load(), nullptr);
+  std::vector<TimerNode*> detached;
+  level0.Detach(at4, &detached);
+  EXPECT_THAT(detached, ElementsAre(a));
+  ASSERT_EQ(AddLocked(&level0, b, 8), AddResult::kAdded);
+  EXPECT_EQ(b->where.load(), at4);
+  EXPECT_EQ(at4->expiration(), 8);
+  std::vector<TimerNode*> out;
+  level0.Close(&out);
+}
+
+TEST_F(WheelLevelTest, HigherLevelBucketsAreReleasedOneLowerTickEarly) {
+  // wheel_size 4: level k's buckets go to the queue tick_{k-1} before their
+  // expiration; level 0's at it.
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  EnsureLevels(&level0, 4);
+  const int64_t leads[] = {0, 1, 4, 16};
+  const int64_t es[] = {3, 9, 40, 200};
+  std::vector<TimerNode*> nodes;
+  for (int k = 0; k < 4; ++k) {
+    WheelLevel* level = LevelAt(&level0, k);
+    EXPECT_EQ(level->lead(), leads[k]);
+    nodes.push_back(NewNode());
+    ASSERT_EQ(AddLocked(level, nodes.back(), es[k]), AddResult::kAdded);
+    const std::vector<DelayQueue::Entry> offered = Drain(queue.get());
+    ASSERT_EQ(offered.size(), 1u);
+    EXPECT_EQ(offered[0].release_tick,
+              nodes.back()->where.load()->expiration() - leads[k])
+        << "level " << k;
+  }
+  std::vector<TimerNode*> out;
+  for (int k = 0; k < 4; ++k) LevelAt(&level0, k)->Close(&out);
 }
 
 // ---------------------------------------------------------------------------
@@ -616,29 +692,29 @@ TEST_F(WheelLevelTest, NoOverflowLevelUntilATimerNeedsOne) {
   WheelLevel level0(1, 4, 0, queue.get(), false);
   EXPECT_EQ(level0.overflow(), nullptr);
   TimerNode* node = NewNode();
-  for (int64_t e = -3; e <= 3; ++e) {
+  for (int64_t e = -3; e <= 4; ++e) {
     EXPECT_EQ(level0.Locate(e), &level0) << e;
     EXPECT_EQ(level0.overflow(), nullptr) << e;
   }
-  ASSERT_EQ(AddLocked(&level0, node, 3), AddResult::kAdded);
+  ASSERT_EQ(AddLocked(&level0, node, 4), AddResult::kAdded);
   EXPECT_EQ(level0.overflow(), nullptr);
   // Add itself never creates levels: too far is the caller's to handle.
   TimerNode* far = NewNode();
-  EXPECT_EQ(AddLocked(&level0, far, 4), AddResult::kTooFar);
+  EXPECT_EQ(AddLocked(&level0, far, 5), AddResult::kTooFar);
   EXPECT_EQ(level0.overflow(), nullptr);
 
-  WheelLevel* level1 = level0.Locate(4);
+  WheelLevel* level1 = level0.Locate(5);
   ASSERT_NE(level1, &level0);
   EXPECT_EQ(level0.overflow(), level1);
   EXPECT_EQ(level1->overflow(), nullptr);
-  EXPECT_EQ(level0.Locate(15), level1);
+  EXPECT_EQ(level0.Locate(19), level1);
   EXPECT_EQ(level1->overflow(), nullptr);
-  WheelLevel* level2 = level0.Locate(16);
+  WheelLevel* level2 = level0.Locate(20);
   EXPECT_EQ(level1->overflow(), level2);
   EXPECT_EQ(level2->overflow(), nullptr);
   EXPECT_EQ(NumLevels(&level0), 3);
   // Asking again creates nothing new.
-  EXPECT_EQ(level0.Locate(16), level2);
+  EXPECT_EQ(level0.Locate(20), level2);
   EXPECT_EQ(level0.Locate(5), level1);
   EXPECT_EQ(NumLevels(&level0), 3);
 }
@@ -675,7 +751,7 @@ TEST_F(WheelLevelTest, OverflowCreatedLaterStartsAtTheLowerCurrent) {
   level0.Locate(10);  // level 1
   level0.Advance(53);
   EXPECT_EQ(LevelAt(&level0, 1)->current(), 52);
-  WheelLevel* level2 = level0.Locate(53 + 16);
+  WheelLevel* level2 = level0.Locate(52 + 20);
   EXPECT_EQ(IndexOf(&level0, level2), 2);
   EXPECT_EQ(level2->current(), 48);
 }
@@ -716,9 +792,14 @@ void CheckTopLevel(WheelLevelTest* test, int w) {
   } else {  // wheel_size 65536: a sample
     ids = {1, 2, 3, last_id / 2, last_id - 1, last_id};
   }
+  // The level below takes its span and one bucket more.
+  const WheelLevel* below = &level0;
+  while (below->overflow() != top) below = below->overflow();
   for (int64_t id : ids) {
-    for (int64_t e : {id * top->tick(),
-                      id == last_id ? kMaxTicks : (id + 1) * top->tick() - 1}) {
+    const int64_t first =
+        id == 1 ? below->interval() + below->tick() : id * top->tick();
+    for (int64_t e :
+         {first, id == last_id ? kMaxTicks : (id + 1) * top->tick() - 1}) {
       TimerNode* node = test->NewNode();
       ASSERT_EQ(level0.Locate(e), top) << e;
       ASSERT_EQ(ResultName(WheelLevelTest::AddLocked(top, node, e)), "kAdded")
@@ -750,12 +831,13 @@ TEST_F(WheelLevelTest, TopLevelFromALateCurrent) {
   WheelLevel level0(1, 2, 0, queue.get(), false);
   level0.Advance(kMaxTicks - 5);
   TimerNode* node = NewNode();
-  // 5 ticks ahead at the very end of the range: level 2 (ticks 1, 2, 4).
+  // 5 ticks ahead at the very end of the range: level 1 (ticks 1, 2), in
+  // the bucket past its span.
   WheelLevel* level = level0.Locate(kMaxTicks);
-  EXPECT_EQ(IndexOf(&level0, level), 2);
-  EXPECT_EQ(level->current(), (kMaxTicks - 5) / 4 * 4);
+  EXPECT_EQ(IndexOf(&level0, level), 1);
+  EXPECT_EQ(level->current(), (kMaxTicks - 5) / 2 * 2);
   ASSERT_EQ(AddLocked(level, node, kMaxTicks), AddResult::kAdded);
-  EXPECT_EQ(node->where.load()->expiration(), kMaxTicks / 4 * 4);
+  EXPECT_EQ(node->where.load()->expiration(), kMaxTicks / 2 * 2);
   std::vector<TimerNode*> out;
   level->Close(&out);
 }
@@ -830,7 +912,7 @@ TEST_F(WheelLevelTest, BucketIsOfferedOncePerFillAndAgainAfterFlush) {
   std::vector<DelayQueue::Entry> offered = Drain(queue.get());
   ASSERT_EQ(offered.size(), 1u);
   EXPECT_EQ(offered[0].bucket, bucket);
-  EXPECT_EQ(offered[0].expiration_tick, 2);
+  EXPECT_EQ(offered[0].release_tick, 2);
   DetachAll(level0, bucket);
 }
 
@@ -985,8 +1067,8 @@ class Simulation {
       std::vector<DelayQueue::Entry> entries;
       ASSERT_TRUE(queue_.Poll(&entries));
       for (const DelayQueue::Entry& entry : entries) {
-        released_.push_back(entry.expiration_tick);
-        level0_.Advance(entry.expiration_tick);
+        released_.push_back(entry.release_tick);
+        level0_.Advance(entry.release_tick);
         for (TimerNode* node :
              DetachAll(*entry.bucket->level(), entry.bucket)) {
           Place(node);
@@ -1002,7 +1084,7 @@ class Simulation {
   const std::vector<std::pair<TimerNode*, int64_t>>& ran() const {
     return ran_;
   }
-  // Bucket expirations released by the queue, in order.
+  // Release ticks of the buckets the queue released, in order.
   const std::vector<int64_t>& released() const { return released_; }
   int Level(TimerNode* node) {
     Bucket* bucket = node->where.load();
@@ -1033,6 +1115,7 @@ class Simulation {
           level = &level0_;
           break;
         case AddResult::kTooFar:
+          level = level->GetOrCreateOverflow();
           break;
         case AddResult::kClosed:
           ADD_FAILURE() << "closed";
@@ -1059,11 +1142,11 @@ TEST_F(WheelLevelTest, DesignWorkedExample) {
   // AfterFunc(3 ms) -> level 0, bucket @3.
   EXPECT_EQ(sim.Level(t3), 0);
   EXPECT_EQ(sim.BucketExpiration(t3), 3);
-  // AfterFunc(9 ms) -> level 1 (tick 4), bucket @8.
+  // AfterFunc(9 ms) -> level 1 (tick 4), bucket @8, released at 7.
   EXPECT_EQ(sim.Level(t9), 1);
   EXPECT_EQ(LevelAt(&sim.level0(), 1)->tick(), 4);
   EXPECT_EQ(sim.BucketExpiration(t9), 8);
-  // AfterFunc(40 ms) -> level 2 (tick 16), bucket @32.
+  // AfterFunc(40 ms) -> level 2 (tick 16), bucket @32, released at 28.
   EXPECT_EQ(sim.Level(t40), 2);
   EXPECT_EQ(LevelAt(&sim.level0(), 2)->tick(), 16);
   EXPECT_EQ(sim.BucketExpiration(t40), 32);
@@ -1074,28 +1157,32 @@ TEST_F(WheelLevelTest, DesignWorkedExample) {
   EXPECT_THAT(sim.ran(), ElementsAre(std::make_pair(t3, int64_t{3})));
   EXPECT_THAT(sim.released(), ElementsAre(3));
 
-  while (sim.now() < 7) sim.Step();
+  while (sim.now() < 6) sim.Step();
   EXPECT_EQ(sim.Level(t9), 1);
-  sim.Step();  // t=8: bucket @8 released, 9 ms cascades to level 0 @9.
-  EXPECT_THAT(sim.released(), ElementsAre(3, 8));
+  sim.Step();  // t=7: bucket @8 released, 9 ms cascades to level 0 @9.
+  EXPECT_THAT(sim.released(), ElementsAre(3, 7));
   EXPECT_EQ(sim.Level(t9), 0);
   EXPECT_EQ(sim.BucketExpiration(t9), 9);
+  sim.Step();  // t=8: nothing due.
   EXPECT_EQ(sim.ran().size(), 1u);
   sim.Step();  // t=9: it runs.
   ASSERT_EQ(sim.ran().size(), 2u);
   EXPECT_EQ(sim.ran()[1], std::make_pair(t9, int64_t{9}));
 
-  while (sim.now() < 31) sim.Step();
+  while (sim.now() < 27) sim.Step();
   EXPECT_EQ(sim.Level(t40), 2);
-  sim.Step();  // t=32: 40 ms cascades to level 1, bucket @40.
-  EXPECT_THAT(sim.released(), ElementsAre(3, 8, 9, 32));
+  sim.Step();  // t=28: 40 ms cascades to level 1, bucket @40 (released 39).
+  EXPECT_THAT(sim.released(), ElementsAre(3, 7, 9, 28));
   EXPECT_EQ(sim.Level(t40), 1);
   EXPECT_EQ(sim.BucketExpiration(t40), 40);
 
-  while (sim.now() < 39) sim.Step();
+  while (sim.now() < 38) sim.Step();
+  sim.Step();  // t=39: bucket @40 of level 1 released: to level 0 @40.
+  EXPECT_THAT(sim.released(), ElementsAre(3, 7, 9, 28, 39));
+  EXPECT_EQ(sim.Level(t40), 0);
   EXPECT_EQ(sim.ran().size(), 2u);
   sim.Step();  // t=40: bucket @40 released; at level 0 it is due and runs.
-  EXPECT_THAT(sim.released(), ElementsAre(3, 8, 9, 32, 40));
+  EXPECT_THAT(sim.released(), ElementsAre(3, 7, 9, 28, 39, 40));
   ASSERT_EQ(sim.ran().size(), 3u);
   EXPECT_EQ(sim.ran()[2], std::make_pair(t40, int64_t{40}));
   for (int k = 0; k < 3; ++k) EXPECT_EQ(sim.CountAt(k), 0) << k;
@@ -1195,16 +1282,17 @@ TEST(WheelLevelPublicTest, DesignWorkedExampleThroughTimingWheel) {
   // What each level holds after each step, and what ran by then.
   auto want_counts = [](int t) -> std::vector<int64_t> {
     if (t < 3) return {1, 1, 1, 0};
-    if (t < 8) return {0, 1, 1, 0};
-    if (t < 9) return {1, 0, 1, 0};  // 9 ms cascaded to level 0 @9
-    if (t < 32) return {0, 0, 1, 0};
-    if (t < 40) return {0, 1, 0, 0};  // 40 ms cascaded to level 1 @40
+    if (t < 7) return {0, 1, 1, 0};
+    if (t < 9) return {1, 0, 1, 0};  // 9 ms cascaded to level 0 @9 at 7
+    if (t < 28) return {0, 0, 1, 0};
+    if (t < 39) return {0, 1, 0, 0};  // 40 ms cascaded to level 1 @40 at 28
+    if (t < 40) return {1, 0, 0, 0};  // and to level 0 @40 at 39
     return {0, 0, 0, 0};
   };
   auto want_buckets = [](int t) -> int64_t {
     if (t < 3) return 3;   // @3 @8 @32
     if (t < 9) return 2;   // @8 @32, then @9 @32
-    if (t < 40) return 1;  // @32, then @40
+    if (t < 40) return 1;  // @32, then @40 of level 1, then of level 0
     return 0;
   };
   for (int t = 1; t <= 41; ++t) {
