@@ -76,6 +76,11 @@
 #include "timingwheel/timingwheel.h"
 
 ABSL_FLAG(int, threads, 2, "Threads operating on the wheel at once.");
+ABSL_FLAG(int64_t, rate, 0,
+          "Operations per second per thread; 0 = as fast as it can. The "
+          "timers made must not outrun those the wheel can fire (about a "
+          "million a second on 2 cores shared with the soak threads), or the "
+          "backlog, and memory, grow for as long as it runs.");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(60),
           "How long the threads hammer the wheel (e.g. 60s, 2m).");
 ABSL_FLAG(int, slots, 4096,
@@ -124,6 +129,7 @@ constexpr int64_t kPublishEvery = 256;  // ops between progress updates
 
 struct Options {
   int threads = 0;
+  int64_t rate = 0;
   absl::Duration duration;
   int slots = 0;
   int workers = 0;
@@ -278,9 +284,10 @@ void StopPeriodic(Slot& slot, ThreadCounts& counts, absl::Duration grace) {
 class Hammer {
  public:
   Hammer(TimingWheel& wheel, std::vector<Slot>& slots, uint64_t seed,
-         absl::Duration starve_grace, Violations& v, Progress& progress,
-         ThreadCounts& counts)
+         int64_t rate, absl::Duration starve_grace, Violations& v,
+         Progress& progress, ThreadCounts& counts)
       : wheel_(wheel),
+        rate_(rate),
         rng_(seed),
         starve_grace_(starve_grace),
         v_(v),
@@ -293,6 +300,8 @@ class Hammer {
 
   void Run(const std::atomic<bool>& stop) {
     int64_t unpublished = 0;
+    int64_t done = 0;
+    const absl::Time start = absl::Now();
     while (!stop.load(std::memory_order_relaxed)) {
       // Periodic timers live about a second between operations, so that
       // most run several times before they are reset or stopped.
@@ -304,6 +313,11 @@ class Hammer {
       if (++unpublished == kPublishEvery) {
         progress_.ops.fetch_add(unpublished, std::memory_order_relaxed);
         unpublished = 0;
+        done += kPublishEvery;
+        // --rate: wait until these ops are due.
+        if (rate_ > 0) {
+          absl::SleepFor(start + absl::Seconds(1) * done / rate_ - absl::Now());
+        }
       }
     }
     progress_.ops.fetch_add(unpublished, std::memory_order_relaxed);
@@ -409,6 +423,7 @@ class Hammer {
   }
 
   TimingWheel& wheel_;
+  const int64_t rate_;  // ops per second, 0 = unlimited
   std::vector<Slot*> one_shot_;
   std::vector<Slot*> periodic_;
   std::mt19937_64 rng_;
@@ -512,7 +527,7 @@ absl::StatusOr<Report> RunSoak(const Options& o) {
   const absl::Time start = absl::Now();
   for (int i = 0; i < o.threads; ++i) {
     threads.emplace_back([&, i] {
-      Hammer(*wheel, slots[i], o.seed + static_cast<uint64_t>(i),
+      Hammer(*wheel, slots[i], o.seed + static_cast<uint64_t>(i), o.rate,
              o.starve_grace, v, progress[i], counts[i])
           .Run(stop);
     });
@@ -649,10 +664,11 @@ std::vector<std::string> PrintReport(const Options& o, const Report& r) {
 
   std::string out = absl::StrFormat(
       "timingwheel_soak: %d threads x %d slots for %s (tick %s, wheel_size "
-      "%d, workers %d)\n",
+      "%d, workers %d, rate %s)\n",
       o.threads, o.slots,
       absl::FormatDuration(absl::Trunc(r.elapsed, absl::Milliseconds(1))),
-      absl::FormatDuration(o.tick), o.wheel_size, o.workers);
+      absl::FormatDuration(o.tick), o.wheel_size, o.workers,
+      o.rate == 0 ? "unlimited" : absl::StrCat(o.rate, " ops/s per thread"));
   auto row = [&out](absl::string_view label, const std::string& value) {
     absl::StrAppendFormat(&out, "  %-12s %s\n", label, value);
   };
@@ -727,6 +743,7 @@ std::vector<std::string> PrintReport(const Options& o, const Report& r) {
 absl::StatusOr<Options> OptionsFromFlags() {
   Options o;
   o.threads = absl::GetFlag(FLAGS_threads);
+  o.rate = absl::GetFlag(FLAGS_rate);
   o.duration = absl::GetFlag(FLAGS_duration);
   o.slots = absl::GetFlag(FLAGS_slots);
   o.workers = absl::GetFlag(FLAGS_workers);
@@ -740,6 +757,10 @@ absl::StatusOr<Options> OptionsFromFlags() {
   if (o.threads < 1 || o.threads > kMaxThreads) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--threads must be in [1, ", kMaxThreads, "], got ", o.threads));
+  }
+  if (o.rate < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rate must be >= 0 (0 = unlimited), got ", o.rate));
   }
   if (o.slots < 1) {
     return absl::InvalidArgumentError(
