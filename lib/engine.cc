@@ -168,6 +168,22 @@ void Engine::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
+void Engine::ReleaseOwner() {
+  // One provisional reference per lane first, so that no lane's release
+  // below can delete the engine while the others are still being visited.
+  refs_.fetch_add(static_cast<int64_t>(lanes_.size()),
+                  std::memory_order_relaxed);
+  // The last visit may delete the engine: read the lanes before it.
+  std::vector<Lane*> lanes;
+  for (const std::unique_ptr<Lane>& lane : lanes_) lanes.push_back(lane.get());
+  Unref();  // the owner's own; the provisional ones keep the engine
+  for (Lane* lane : lanes) {
+    // Drops the bias: for an empty lane that releases its provisional
+    // reference now, otherwise its last node will.
+    if (lane->nodes.fetch_sub(1, std::memory_order_acq_rel) == 1) Unref();
+  }
+}
+
 int64_t Engine::NowNs() const {
   if (steady_) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -45,8 +45,10 @@
 //     ordering, except where a CAS on a node's state already orders them.
 //
 // Lifetime: reference counted. The TimingWheel holds one reference, each
-// thread one while it runs, each live TimerNode one. The last Unref deletes
-// the engine, possibly from a worker thread after the TimingWheel is gone.
+// thread one while it runs, and, once the TimingWheel has let go
+// (ReleaseOwner), each lane that still has live TimerNodes one; nodes count
+// themselves in their lane. The last Unref deletes the engine, possibly from
+// a worker thread after the TimingWheel is gone.
 
 #ifndef TIMINGWHEEL_LIB_ENGINE_H_
 #define TIMINGWHEEL_LIB_ENGINE_H_
@@ -78,7 +80,7 @@ namespace timingwheel::internal {
 class Engine {
  public:
   // Validates `options` (InvalidArgument naming the option) and starts the
-  // threads. The caller owns the one reference of the result.
+  // threads. The caller owns the result, and gives it up with ReleaseOwner.
   static absl::StatusOr<Engine*> Create(Options options);
 
   Engine(const Engine&) = delete;
@@ -86,15 +88,17 @@ class Engine {
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Unref();
-  // A node's reference, counted by its lane; the lane holds one engine
-  // reference while its count is above 0. A count goes up from 0 only in
-  // Schedule, whose caller's TimingWheel holds the engine, so a lane's
-  // release racing it never deletes the engine under it. Memory ordering:
-  // the release is acq_rel, as for refs_.
+  // The owner (the TimingWheel) lets go: from now on each lane that still
+  // has nodes holds one engine reference, until its last node goes.
+  void ReleaseOwner();
+  // A node's reference, counted by its lane. While the owner holds the
+  // engine, every lane count carries a bias of 1, so a node's birth and
+  // death write only their lane's count, never the engine's. ReleaseOwner
+  // turns each bias into an engine reference held by a lane with nodes (or
+  // drops it for an empty one); the lane's last node then releases it.
+  // Memory ordering: the release is acq_rel, as for refs_.
   void RefLane(int lane) {
-    if (lanes_[lane]->nodes.fetch_add(1, std::memory_order_relaxed) == 0) {
-      Ref();
-    }
+    lanes_[lane]->nodes.fetch_add(1, std::memory_order_relaxed);
   }
   void UnrefLane(int lane) {
     if (lanes_[lane]->nodes.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -278,7 +282,7 @@ class Engine {
   // See "Lanes" above; each on cache lines of its own.
   struct alignas(64) Lane {
     std::unique_ptr<WheelLevel> level0;  // the lane's lowest level
-    std::atomic<int64_t> nodes{0};       // live nodes of the lane
+    std::atomic<int64_t> nodes{1};       // live nodes, + 1 while owned
   };
   std::vector<std::unique_ptr<Lane>> lanes_;
 

@@ -47,9 +47,9 @@
 // Lifetime: intrusive reference count. Each Timer handle holds one reference;
 // whichever part of the wheel holds the node (a bucket, the advancer, a worker
 // task) holds one more. The last release deletes the node and releases the
-// node's reference to its engine lane; a lane holds one reference to the
-// engine while it has nodes, so the engine outlives every node, and a node's
-// birth and death write its lane's count, not a line shared by all threads.
+// node's reference to its engine lane, which keeps the engine alive
+// (Engine::RefLane), so the engine outlives every node, and a node's birth
+// and death write its lane's count, not a line shared by all threads.
 
 #ifndef TIMINGWHEEL_LIB_TIMER_STATE_H_
 #define TIMINGWHEEL_LIB_TIMER_STATE_H_
@@ -99,7 +99,7 @@ class TimerNode {
   // caller. `period_ns` > 0 (Every) or a `scheduler` (ScheduleFunc) makes it
   // periodic.
   // caller. It lives in the engine's lane `lane` and holds a reference on
-  // that lane (which holds one on the engine while it has nodes).
+  // that lane, which keeps the engine alive (Engine::RefLane).
   TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
             int64_t period_ns, std::unique_ptr<Scheduler> scheduler = nullptr,
             int32_t refs = 1, int lane = 0);

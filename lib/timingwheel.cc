@@ -71,7 +71,7 @@ TimingWheel::TimingWheel(internal::Engine* engine) : engine_(engine) {}
 
 TimingWheel::~TimingWheel() {
   engine_->Shutdown();
-  engine_->Unref();
+  engine_->ReleaseOwner();
 }
 
 absl::StatusOr<Timer> TimingWheel::AfterFunc(absl::Duration d,

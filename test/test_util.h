@@ -90,7 +90,7 @@ class IdleEngine {
   void Release() {
     if (engine_ == nullptr) return;
     engine_->Shutdown();
-    engine_->Unref();
+    engine_->ReleaseOwner();
     engine_ = nullptr;
   }
 
