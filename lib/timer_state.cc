@@ -11,13 +11,13 @@ namespace timingwheel::internal {
 TimerNode::TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
                      int64_t period_ns, std::unique_ptr<Scheduler> scheduler,
                      int32_t refs, int lane)
-    : engine(engine),
-      lane(static_cast<uint8_t>(lane)),
+    : callback(std::move(callback)),
+      engine(engine),
+      state(MakeStateWord(0, State::kPending)),
       period_ns(period_ns),
       scheduler(std::move(scheduler)),
-      state(MakeStateWord(0, State::kPending)),
-      callback(std::move(callback)),
-      refs_(refs) {
+      refs_(refs),
+      lane(static_cast<uint8_t>(lane)) {
   engine->RefLane(lane);
 }
 
