@@ -26,22 +26,7 @@
 namespace timingwheel {
 namespace {
 
-class FaultsTest : public ::testing::Test {
- protected:
-  FaultsTest() {
-    Options options;
-    options.clock = clock_;
-    options.workers = 2;
-    wheel_ = TimingWheel::Create(options).value();
-  }
-  void Advance(absl::Duration d) {
-    clock_->Advance(d);
-    TimingWheelTestPeer::WaitIdle(*wheel_);
-  }
-
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
-  std::unique_ptr<TimingWheel> wheel_;
-};
+class FaultsTest : public ManualWheelTest</*kWorkers=*/2> {};
 
 TEST_F(FaultsTest, ACallbackDropsTheLastHandleOfAnotherTimer) {
   std::atomic<int> pending_runs{0};

@@ -11,6 +11,9 @@
 // returned. With a ManualClock that makes a test exact: advance, wait idle,
 // then check what ran.
 //
+// `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock and
+// an Advance that moves the clock and waits until the wheel is quiescent.
+//
 // `RunLog` records the clock readings at which one timer's callback ran, for
 // the stress and model tests to compare with what the contract allows.
 
@@ -26,6 +29,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
 #include "engine.h"
+#include "gtest/gtest.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timingwheel.h"
 
@@ -54,6 +58,27 @@ class TimingWheelTestPeer {
   }
   // Blocks until nothing is due and no callback runs (see Engine::WaitIdle).
   static void WaitIdle(TimingWheel& wheel) { wheel.engine_->WaitIdle(); }
+};
+
+// A fixture with a TimingWheel of `kWorkers` workers on a ManualClock.
+// `Base` is ::testing::Test or a TestWithParam<T>.
+template <int kWorkers, class Base = ::testing::Test>
+class ManualWheelTest : public Base {
+ protected:
+  ManualWheelTest() {
+    Options options;
+    options.clock = clock_;
+    options.workers = kWorkers;
+    wheel_ = TimingWheel::Create(options).value();
+  }
+  // Moves the clock by `d` and waits until everything due has run.
+  void Advance(absl::Duration d) {
+    clock_->Advance(d);
+    TimingWheelTestPeer::WaitIdle(*wheel_);
+  }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::unique_ptr<TimingWheel> wheel_;
 };
 
 // An engine whose clock never moves (a ManualClock, one worker): nothing it

@@ -24,22 +24,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class UptimeTest : public ::testing::TestWithParam<int64_t> {
- protected:
-  void SetUp() override {
-    Options options;
-    options.clock = clock_;
-    options.workers = 1;
-    wheel_ = TimingWheel::Create(options).value();
-  }
-  void Advance(absl::Duration d) {
-    clock_->Advance(d);
-    TimingWheelTestPeer::WaitIdle(*wheel_);
-  }
-
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
-  std::unique_ptr<TimingWheel> wheel_;
-};
+class UptimeTest : public ManualWheelTest</*kWorkers=*/1,
+                                          ::testing::TestWithParam<int64_t>> {};
 
 // Just before `ticks` (1 ms each), timers 1..20 ms and 1 s out cross it and
 // each fires on its own tick, not one earlier.
