@@ -253,9 +253,9 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
   scheduled_.Add(1);
 
   // Two references: the handle's and the wheel's.
-  auto* node =
-      new TimerNode(this, std::move(f), absl::ToInt64Nanoseconds(period),
-                    std::move(scheduler), /*refs=*/2, ThisThreadLane());
+  TimerNode* node =
+      TimerNode::New(this, std::move(f), absl::ToInt64Nanoseconds(period),
+                     std::move(scheduler), /*refs=*/2, ThisThreadLane());
   std::vector<WorkerPool::Task> due;  // allocates only when d <= 0
   const ArmResult result = ArmNew(node, *deadline, now_ns, &due);
   if (result == ArmResult::kArmed && (due.empty() || pool_->Submit(&due))) {

@@ -48,7 +48,8 @@
 // thread one while it runs, and, once the TimingWheel has let go
 // (ReleaseOwner), each lane that still has live TimerNodes one; nodes count
 // themselves in their lane. The last Unref deletes the engine, possibly from
-// a worker thread after the TimingWheel is gone.
+// a worker thread after the TimingWheel is gone. The nodes' memory comes from
+// the engine's NodePool (node_pool.h) and goes with the engine.
 
 #ifndef TIMINGWHEEL_LIB_ENGINE_H_
 #define TIMINGWHEEL_LIB_ENGINE_H_
@@ -69,6 +70,7 @@
 #include "absl/time/time.h"
 #include "delay_queue.h"
 #include "mutex.h"
+#include "node_pool.h"
 #include "stats.h"
 #include "timer_state.h"
 #include "timingwheel/timingwheel.h"
@@ -105,6 +107,10 @@ class Engine {
       Unref();
     }
   }
+
+  // Memory for a TimerNode, and its return (see TimerNode::New).
+  void* AllocateNode() { return nodes_.Allocate(); }
+  void FreeNode(void* node) { nodes_.Free(node); }
 
   // Arms a new timer `d` from now; periodic if `period > 0` (every period)
   // or `scheduler` is set (it decides each next run). On success the node has
@@ -263,6 +269,9 @@ class Engine {
   const int workers_;
   const std::function<void(absl::AnyInvocable<void()>)> executor_;
 
+  // The memory of this engine's nodes; it goes with the engine, after the
+  // last node.
+  NodePool nodes_{sizeof(TimerNode), alignof(TimerNode)};
   std::atomic<int64_t> refs_{1};
   std::atomic<bool> closed_{false};
   std::atomic<int64_t> pending_exact_{0};  // with max_pending only

@@ -2,11 +2,20 @@
 
 #include "timer_state.h"
 
+#include <new>
 #include <utility>
 
 #include "engine.h"
 
 namespace timingwheel::internal {
+
+TimerNode* TimerNode::New(Engine* engine, absl::AnyInvocable<void()> callback,
+                          int64_t period_ns,
+                          std::unique_ptr<Scheduler> scheduler, int32_t refs,
+                          int lane) {
+  return new (engine->AllocateNode()) TimerNode(
+      engine, std::move(callback), period_ns, std::move(scheduler), refs, lane);
+}
 
 TimerNode::TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
                      int64_t period_ns, std::unique_ptr<Scheduler> scheduler,
@@ -25,7 +34,8 @@ void TimerNode::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   Engine* owner = engine;
   const int owner_lane = lane;
-  delete this;
+  this->~TimerNode();
+  owner->FreeNode(this);
   owner->UnrefLane(owner_lane);
 }
 

@@ -46,8 +46,9 @@
 //
 // Lifetime: intrusive reference count. Each Timer handle holds one reference;
 // whichever part of the wheel holds the node (a bucket, the advancer, a worker
-// task) holds one more. The last release deletes the node and releases the
-// node's reference to its engine lane, which keeps the engine alive
+// task) holds one more. The last release destroys the node, gives its memory
+// back to the engine's node pool and releases the node's reference to its
+// engine lane, which keeps the engine alive
 // (Engine::RefLane), so the engine outlives every node, and a node's birth
 // and death write its lane's count, not a line shared by all threads.
 
@@ -95,20 +96,23 @@ constexpr bool IsPending(State s) {
 
 class TimerNode {
  public:
-  // A new node in kPending, generation 0, with `refs` references for the
-  // caller. `period_ns` > 0 (Every) or a `scheduler` (ScheduleFunc) makes it
+  // A new node, in the memory of the engine's node pool (node_pool.h), in
+  // kPending, generation 0, with `refs` references for the caller.
+  // `period_ns` > 0 (Every) or a `scheduler` (ScheduleFunc) makes it
   // periodic. It lives in the engine's lane `lane` and holds a reference on
   // that lane, which keeps the engine alive (Engine::RefLane).
-  TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
-            int64_t period_ns, std::unique_ptr<Scheduler> scheduler = nullptr,
-            int32_t refs = 1, int lane = 0);
+  static TimerNode* New(Engine* engine, absl::AnyInvocable<void()> callback,
+                        int64_t period_ns,
+                        std::unique_ptr<Scheduler> scheduler = nullptr,
+                        int32_t refs = 1, int lane = 0);
   TimerNode(const TimerNode&) = delete;
   TimerNode& operator=(const TimerNode&) = delete;
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
-  // Releases one reference; the last one deletes the node and releases its
-  // lane's reference. Memory ordering: acq_rel, so every write to the node by
-  // any holder happens before its deletion.
+  // Releases one reference; the last one destroys the node, returns its
+  // memory to the engine's pool and releases its lane's reference. Memory
+  // ordering: acq_rel, so every write to the node by any holder happens before
+  // its deletion.
   void Unref();
 
   // Compare-and-swap on the state word: acq_rel on success (a winner sees what
@@ -121,9 +125,9 @@ class TimerNode {
   }
   uint64_t LoadState() const { return state.load(std::memory_order_acquire); }
 
-  // The members are ordered to pack the node into 112 bytes on x86-64, so
-  // that with malloc's header it takes a 128-byte chunk, not 160
-  // (TimerNodeLayoutTest.FitsInAHundredAndTwelveBytes).
+  // The members are ordered to pack the node into 112 bytes on x86-64
+  // (TimerNodeLayoutTest.FitsInAHundredAndTwelveBytes); the pool adds no
+  // header.
 
   // Only the thread that moved the node to kRunning or kRunningArmed calls
   // it; Shutdown destroys it for a cancelled node, which nobody will run.
@@ -164,6 +168,9 @@ class TimerNode {
   bool has_rearm ABSL_GUARDED_BY(mu) = false;
 
  private:
+  TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
+            int64_t period_ns, std::unique_ptr<Scheduler> scheduler,
+            int32_t refs, int lane);
   ~TimerNode() = default;
 };
 

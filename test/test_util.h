@@ -104,7 +104,7 @@ class IdleEngine {
   // A one-shot node with an empty callback and one reference, which the
   // IdleEngine releases.
   internal::TimerNode* NewNode() {
-    auto* node = new internal::TimerNode(
+    auto* node = internal::TimerNode::New(
         engine_, [] {}, /*period_ns=*/0);
     nodes_.push_back(node);
     return node;

@@ -97,7 +97,7 @@ class TimerNodeTest : public ::testing::Test {
   // A node whose callback owns a Probe.
   TimerNode* NewProbeNode(std::atomic<int>* destroyed, int* runs = nullptr,
                           int64_t period_ns = 0) {
-    return new TimerNode(
+    return TimerNode::New(
         engine_.get(),
         [probe = std::make_unique<Probe>(destroyed), runs] {
           if (runs != nullptr) ++*runs;
@@ -110,7 +110,7 @@ class TimerNodeTest : public ::testing::Test {
 
 // A million pending timers are a million nodes: on x86-64 (LP64, libstdc++,
 // Abseil's 32-byte AnyInvocable) the member order packs one into 112 bytes,
-// which malloc serves from a 128-byte chunk; one byte more costs 160.
+// a block of the engine's node pool.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 TEST(TimerNodeLayoutTest, FitsInAHundredAndTwelveBytes) {
   EXPECT_LE(sizeof(TimerNode), 112u);
