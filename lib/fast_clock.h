@@ -22,8 +22,9 @@
 // against a real reading and turns the fast path off for good if it ever
 // failed.
 //
-// Everywhere else (is a bucket due, lateness, the worker's re-arm) the engine
-// reads the real clock: there an upper bound would mean early.
+// The workers use it for lateness too, which it can only overstate. Where an
+// upper bound would mean early (is a bucket due, the worker's re-arm) the
+// engine reads the real clock.
 //
 // Fallback: without the TSC clocksource (other kernels, other CPUs, the first
 // 10 ms of the process while the rate is measured) it returns
