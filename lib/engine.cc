@@ -21,6 +21,8 @@ constexpr int kMaxWorkers = 1024;
 constexpr size_t kSubmitChunk = 1024;
 // How far ahead the advancer prefetches the nodes of a flushed bucket.
 constexpr size_t kPrefetch = 8;
+// Nodes of a flushed bucket between two looks at the advancer's inbox.
+constexpr size_t kFlushSlice = 4096;
 // The advancer keeps its array for detached nodes up to this capacity.
 constexpr size_t kKeptDetachedCapacity = size_t{1} << 16;
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
@@ -497,68 +499,95 @@ void Engine::PollerLoop() {
 
 void Engine::AdvancerLoop() {
   SetCurrentThreadName("tw-advancer");
-  std::vector<DelayQueue::Entry> entries;
-  std::vector<TimerNode*> detached;
-  std::vector<TimerNode*> dropped;
-  std::vector<WorkerPool::Task> batch;
+  std::deque<DelayQueue::Entry> ready;  // released, not yet flushed
+  FlushScratch outer;
+  FlushScratch nested;
   for (;;) {
-    {
+    if (ready.empty()) {
       MutexLock lock(&inbox_mu_);
       while (inbox_.empty() && !inbox_closed_) inbox_cv_.Wait(&inbox_mu_);
       if (inbox_closed_) break;
-      entries.assign(inbox_.begin(), inbox_.end());
-      inbox_.clear();
+      ready.swap(inbox_);
     }
-    for (const DelayQueue::Entry& entry : entries) {
-      for (const std::unique_ptr<Lane>& lane : lanes_) {
-        lane->level0->Advance(entry.release_tick);
-      }
-      entry.bucket->level()->Detach(entry.bucket, &detached);
-      const int64_t now_ns = NowNs();
-      // One pass over the detached nodes, fetching the ones kPrefetch ahead
-      // into the cache meanwhile: a big bucket is mostly cache misses.
-      const size_t count = detached.size();
-      for (size_t i = 0; i < count; ++i) {
-        if (i + kPrefetch < count) {
-          const char* ahead =
-              reinterpret_cast<const char*>(detached[i + kPrefetch]);
-          __builtin_prefetch(ahead, 1);
-          __builtin_prefetch(ahead + 64, 1);
-          __builtin_prefetch(ahead + sizeof(TimerNode) - 1, 1);
-        }
-        TimerNode* node = detached[i];
-        SpinLockHolder lock(&node->mu);
-        const uint64_t word = node->LoadState();
-        if (StateOf(word) != State::kPending) {
-          node->where.store(nullptr, std::memory_order_release);
-          dropped.push_back(node);  // stopped or cancelled
-          continue;
-        }
-        const uint64_t gen = GenerationOf(word);
-        switch (Arm(node, node->deadline_ns, now_ns, gen, &batch)) {
-          case ArmResult::kArmed:
-            break;
-          case ArmResult::kClosed:
-            CancelUnplaced(node, gen, /*count=*/true);
-            dropped.push_back(node);
-            break;
-          case ArmResult::kDropped:
-            dropped.push_back(node);
-            break;
-        }
-        // Let the workers start on a huge bucket before it is all moved.
-        if (batch.size() >= kSubmitChunk) SubmitBatch(&batch);
-      }
-      SubmitBatch(&batch);
-      // A huge bucket's array is not kept for the next, small ones.
-      detached.clear();
-      if (detached.capacity() > kKeptDetachedCapacity) detached.shrink_to_fit();
-      // Released with no node lock held: the last reference deletes the node.
-      for (TimerNode* node : dropped) node->Unref();
-      dropped.clear();
-      queue_.Done(1);
-    }
+    const DelayQueue::Entry entry = ready.front();
+    ready.pop_front();
+    Flush(entry, &outer, &nested, &ready);
   }
+}
+
+void Engine::TakeInbox(std::deque<DelayQueue::Entry>* ready) {
+  MutexLock lock(&inbox_mu_);
+  if (inbox_closed_) return;
+  ready->insert(ready->end(), inbox_.begin(), inbox_.end());
+  inbox_.clear();
+}
+
+void Engine::Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
+                   FlushScratch* nested, std::deque<DelayQueue::Entry>* ready) {
+  for (const std::unique_ptr<Lane>& lane : lanes_) {
+    lane->level0->Advance(entry.release_tick);
+  }
+  std::vector<TimerNode*>& detached = scratch->detached;
+  entry.bucket->level()->Detach(entry.bucket, &detached);
+  int64_t now_ns = NowNs();
+  // One pass over the detached nodes, fetching the ones kPrefetch ahead
+  // into the cache meanwhile: a big bucket is mostly cache misses.
+  const size_t count = detached.size();
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kPrefetch < count) {
+      const char* ahead =
+          reinterpret_cast<const char*>(detached[i + kPrefetch]);
+      __builtin_prefetch(ahead, 1);
+      __builtin_prefetch(ahead + 64, 1);
+      __builtin_prefetch(ahead + sizeof(TimerNode) - 1, 1);
+    }
+    if (ready != nullptr && i > 0 && i % kFlushSlice == 0) {
+      // A big bucket takes milliseconds, while none of its timers is due
+      // before its expiration (it was released early, see wheel_level.h):
+      // the buckets released meanwhile, whose timers may be due now, go
+      // first, each in full.
+      SubmitBatch(&scratch->batch);
+      TakeInbox(ready);
+      if (!ready->empty()) {
+        while (!ready->empty()) {
+          const DelayQueue::Entry due = ready->front();
+          ready->pop_front();
+          Flush(due, nested, nullptr, nullptr);
+        }
+        now_ns = NowNs();
+      }
+    }
+    TimerNode* node = detached[i];
+    SpinLockHolder lock(&node->mu);
+    const uint64_t word = node->LoadState();
+    if (StateOf(word) != State::kPending) {
+      node->where.store(nullptr, std::memory_order_release);
+      scratch->dropped.push_back(node);  // stopped or cancelled
+      continue;
+    }
+    const uint64_t gen = GenerationOf(word);
+    switch (Arm(node, node->deadline_ns, now_ns, gen, &scratch->batch)) {
+      case ArmResult::kArmed:
+        break;
+      case ArmResult::kClosed:
+        CancelUnplaced(node, gen, /*count=*/true);
+        scratch->dropped.push_back(node);
+        break;
+      case ArmResult::kDropped:
+        scratch->dropped.push_back(node);
+        break;
+    }
+    // Let the workers start on a huge bucket before it is all moved.
+    if (scratch->batch.size() >= kSubmitChunk) SubmitBatch(&scratch->batch);
+  }
+  SubmitBatch(&scratch->batch);
+  // A huge bucket's array is not kept for the next, small ones.
+  detached.clear();
+  if (detached.capacity() > kKeptDetachedCapacity) detached.shrink_to_fit();
+  // Released with no node lock held: the last reference deletes the node.
+  for (TimerNode* node : scratch->dropped) node->Unref();
+  scratch->dropped.clear();
+  queue_.Done(1);
 }
 
 void Engine::RunTask(const WorkerPool::Task& task, int worker) {

@@ -13,7 +13,10 @@
 //                one pass over it, per node under its node lock: Place again
 //                (in the node's lane): due ->
 //                a batch for the pool (submitted every 1024 and at the end),
-//                otherwise a lower level (cascade).
+//                otherwise a lower level (cascade). Every 4096 timers of a
+//                big bucket it first flushes the buckets released meanwhile:
+//                a bucket of level >= 1 is released early, so its timers can
+//                wait, while a level-0 bucket's are due.
 //   tw-worker-N: RunTask: kDispatched -> kRunning by CAS, call the callback
 //                with no lock held, then re-arm (periodic, or Reset while it
 //                ran) or finish.
@@ -178,6 +181,21 @@ class Engine {
   int ThisThreadLane() const;
   void PollerLoop();
   void AdvancerLoop();
+  // The advancer's arrays for one bucket's flush, kept between flushes.
+  struct FlushScratch {
+    std::vector<TimerNode*> detached;
+    std::vector<TimerNode*> dropped;
+    std::vector<WorkerPool::Task> batch;
+  };
+  // Advances every lane to the entry's release tick and places again (or
+  // dispatches) each timer of its bucket. With `ready` (the buckets released
+  // and not yet flushed), every kFlushSlice timers it first takes the inbox
+  // into `ready` and flushes all of them, each in full with `nested`'s
+  // arrays.
+  void Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
+             FlushScratch* nested, std::deque<DelayQueue::Entry>* ready);
+  // Appends the inbox's entries to `ready` (none once it is closed).
+  void TakeInbox(std::deque<DelayQueue::Entry>* ready);
   void RunTask(const WorkerPool::Task& task, int worker);
   // The pending count. With max_pending it is one exact atomic; without, it
   // is derived, scheduled - stopped - retired, so that an AfterFunc and a

@@ -238,6 +238,52 @@ TEST_F(TimingWheelTest, AlignedDeadlineFiresExactlyWhenTheClockReachesIt) {
   EXPECT_EQ(probe->runs(), 1);
 }
 
+TEST_F(TimingWheelTest, ABigBucketAndTheBucketsFlushedDuringItsCascadeAllRun) {
+  // 20,000 timers in one level-1 bucket (20-40 ms, released at 19 ms) and
+  // 50 in each level-0 bucket of 1-20 ms. One clock step to 20 ms releases
+  // them all at once: the advancer flushes the level-0 buckets queued behind
+  // the big one between slices of its cascade. Some of the big bucket's
+  // timers are stopped or reset meanwhile.
+  constexpr int kBig = 20'000;
+  std::vector<std::atomic<int>> big_runs(kBig);
+  std::vector<std::atomic<int>> small_runs(20 * 50);
+  std::vector<Timer> big;
+  big.reserve(kBig);
+  for (int i = 0; i < kBig; ++i) {
+    absl::StatusOr<Timer> timer =
+        wheel_->AfterFunc(absl::Milliseconds(25) + absl::Microseconds(i % 997),
+                          [&big_runs, i] { big_runs[i].fetch_add(1); });
+    ASSERT_TRUE(timer.ok()) << timer.status();
+    big.push_back(*timer);
+  }
+  for (int ms = 1; ms <= 20; ++ms) {
+    for (int k = 0; k < 50; ++k) {
+      const int index = (ms - 1) * 50 + k;
+      ASSERT_TRUE(wheel_
+                      ->AfterFunc(absl::Milliseconds(ms),
+                                  [&small_runs, index] {
+                                    small_runs[index].fetch_add(1);
+                                  })
+                      .ok());
+    }
+  }
+  for (int i = 0; i < kBig; i += 10) EXPECT_TRUE(big[i].Stop());
+  for (int i = 5; i < kBig; i += 10) EXPECT_TRUE(big[i].Reset(kTick * 3));
+  Advance(absl::Milliseconds(20));
+  for (int index = 0; index < 20 * 50; ++index) {
+    ASSERT_EQ(small_runs[index].load(), 1) << "level-0 timer " << index;
+  }
+  for (int i = 0; i < kBig; ++i) {
+    // Only the ones reset to 3 ms were due.
+    ASSERT_EQ(big_runs[i].load(), i % 10 == 5 ? 1 : 0) << "timer " << i;
+  }
+  Advance(absl::Milliseconds(6));
+  for (int i = 0; i < kBig; ++i) {
+    ASSERT_EQ(big_runs[i].load(), i % 10 == 0 ? 0 : 1) << "timer " << i;
+  }
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
 TEST_F(TimingWheelTest, NeverRunsBeforeItsDeadline) {
   // Deadlines on and off the tick grid, at several levels; the clock moves in
   // steps of a third of a tick, so it also stops between ticks.
