@@ -5,6 +5,8 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -13,6 +15,10 @@ namespace {
 
 // The pool whose task this thread is running, if any.
 thread_local const WorkerPool* tls_running_pool = nullptr;
+
+// The most tasks a worker takes from the queue at once (it runs one and
+// stashes the others).
+constexpr size_t kMaxBatch = 32;
 
 }  // namespace
 void SetCurrentThreadName(const char* name) {
@@ -24,6 +30,12 @@ void SetCurrentThreadName(const char* name) {
 WorkerPool::WorkerPool(int workers, RunFn run,
                        std::function<void()> on_thread_exit)
     : run_(std::move(run)), on_thread_exit_(std::move(on_thread_exit)) {
+  stashes_.reserve(workers);
+  for (int i = 0; i < workers; ++i) {
+    stashes_.push_back(std::make_unique<Stash>());
+    SpinLockHolder hold(&stashes_.back()->mu);
+    stashes_.back()->tasks.reserve(kMaxBatch);
+  }
   threads_.reserve(workers);
   for (int i = 0; i < workers; ++i) {
     threads_.emplace_back([this, i] { Loop(i); });
@@ -82,9 +94,14 @@ bool WorkerPool::Submit(std::vector<Task>* tasks) {
   }
   MutexLock lock(&mu_);
   if (closed_) return false;
+  const size_t count = tasks->size();
   queue_.insert(queue_.end(), tasks->begin(), tasks->end());
   tasks->clear();
-  cv_.NotifyAll();
+  if (count == 1) {
+    cv_.NotifyOne();
+  } else if (count > 1) {
+    cv_.NotifyAll();
+  }
   return true;
 }
 
@@ -102,36 +119,115 @@ bool WorkerPool::Submit(Task task) {
 
 void WorkerPool::Loop(int index) {
   SetCurrentThreadName(("tw-worker-" + std::to_string(index)).c_str());
-  bool ran = false;
+  bool active = false;  // counted in running_
   for (;;) {
     Task task;
-    {
-      // One lock round trip per task: finishing one and taking the next.
+    if (!PopStash(index, &task)) {
+      // One round trip on the shared lock per batch.
       MutexLock lock(&mu_);
-      if (ran && --running_ == 0) idle_cv_.NotifyAll();
-      while (queue_.empty() && !closed_) cv_.Wait(&mu_);
-      if (queue_.empty()) break;  // closed
-      // One task at a time: a task taken but not started would wait behind
-      // a slow callback while another worker is free.
-      task = queue_.front();
-      queue_.pop_front();
-      ++running_;
+      while (!closed_ && !TakeBatch(index, &task)) {
+        if (active) {
+          active = false;
+          // <= 1: a task on another worker may be in WaitNoneRunning.
+          if (--running_ <= 1) idle_cv_.NotifyAll();
+        }
+        cv_.Wait(&mu_);
+      }
+      if (closed_) {
+        // Close took the stashes and the queue: nothing was taken.
+        if (active && --running_ <= 1) idle_cv_.NotifyAll();
+        break;
+      }
+      if (!active) {
+        active = true;
+        ++running_;
+      }
     }
     tls_running_pool = this;
     run_(task, index);
     tls_running_pool = nullptr;
-    ran = true;
   }
   // A copy: the last act of the thread may destroy the pool.
   std::function<void()> on_exit = on_thread_exit_;
   on_exit();
 }
 
+bool WorkerPool::PopStash(int index, Task* task) {
+  Stash& stash = *stashes_[index];
+  SpinLockHolder hold(&stash.mu);
+  if (stash.size() == 0) return false;
+  *task = stash.tasks[stash.head++];
+  if (stash.size() == 0) {
+    stash.tasks.clear();
+    stash.head = 0;
+  }
+  return true;
+}
+
+bool WorkerPool::TakeBatch(int index, Task* task) {
+  Stash& own = *stashes_[index];
+  const size_t workers = stashes_.size();
+  if (!queue_.empty()) {
+    const auto k = static_cast<ptrdiff_t>(
+        std::min(kMaxBatch, (queue_.size() + workers - 1) / workers));
+    *task = queue_.front();
+    {
+      // Only the owner fills its stash, and only when it is empty.
+      SpinLockHolder hold(&own.mu);
+      own.tasks.assign(queue_.begin() + 1, queue_.begin() + k);
+      own.head = 0;
+    }
+    queue_.erase(queue_.begin(), queue_.begin() + k);
+    return true;
+  }
+  for (size_t i = 1; i < workers; ++i) {
+    Stash& victim = *stashes_[(index + i) % workers];
+    SpinLockHolder hold_victim(&victim.mu);
+    const size_t size = victim.size();
+    if (size == 0) continue;
+    // Half, rounded up, from the back: the victim keeps the tasks it would
+    // run next.
+    const auto first =
+        victim.tasks.end() - static_cast<ptrdiff_t>((size + 1) / 2);
+    *task = *first;
+    {
+      SpinLockHolder hold_own(&own.mu);
+      own.tasks.assign(first + 1, victim.tasks.end());
+      own.head = 0;
+    }
+    victim.tasks.erase(first, victim.tasks.end());
+    if (victim.size() == 0) {
+      victim.tasks.clear();
+      victim.head = 0;
+    }
+    return true;
+  }
+  return false;
+}
+
+int64_t WorkerPool::StashedLocked() const {
+  int64_t stashed = 0;
+  for (const std::unique_ptr<Stash>& stash : stashes_) {
+    SpinLockHolder hold(&stash->mu);
+    stashed += static_cast<int64_t>(stash->size());
+  }
+  return stashed;
+}
+
 std::vector<WorkerPool::Task> WorkerPool::Close() {
   MutexLock lock(&mu_);
   closed_ = true;
   cv_.NotifyAll();
-  std::vector<Task> left(queue_.begin(), queue_.end());
+  std::vector<Task> left;
+  for (const std::unique_ptr<Stash>& stash : stashes_) {
+    SpinLockHolder hold(&stash->mu);
+    left.insert(left.end(),
+                stash->tasks.begin() + static_cast<ptrdiff_t>(stash->head),
+                stash->tasks.end());
+    stash->tasks.clear();
+    stash->head = 0;
+  }
+  left.insert(left.end(), queue_.begin(), queue_.end());
   queue_.clear();
   for (const auto& [id, task] : handed_off_) left.push_back(task);
   handed_off_.clear();
@@ -161,12 +257,14 @@ void WorkerPool::Join() {
 
 int64_t WorkerPool::Outstanding() const {
   MutexLock lock(&mu_);
-  return static_cast<int64_t>(queue_.size() + handed_off_.size()) + running_;
+  return static_cast<int64_t>(queue_.size() + handed_off_.size()) +
+         StashedLocked() + running_;
 }
 
 int64_t WorkerPool::QueueDepth() const {
   MutexLock lock(&mu_);
-  return static_cast<int64_t>(queue_.size() + handed_off_.size());
+  return static_cast<int64_t>(queue_.size() + handed_off_.size()) +
+         StashedLocked();
 }
 
 }  // namespace timingwheel::internal

@@ -4,25 +4,60 @@
 //
 // Kafka runs expired tasks on one executor thread and the Go port starts a
 // goroutine per due timer; this pool is in between: `workers` threads, named
-// `tw-worker-N`, take tasks from one FIFO queue. The advancer submits all the
-// due timers of a bucket as one batch (one lock round trip); a worker takes
-// one task at a time, so a slow callback holds back no task that another,
-// free worker could run.
+// `tw-worker-N`, run the tasks of one shared FIFO queue. The advancer submits
+// all the due timers of a bucket as one batch (one lock round trip).
+//
+// Batches and stashes. So that a burst of short callbacks does not cost one
+// round trip on the shared lock per task, each worker keeps a stash of tasks
+// of its own, and takes the shared lock once per batch:
+//   - it runs the task at the front of its stash, under the stash's SpinLock
+//     only;
+//   - when its stash is empty it locks `mu_`. If the queue is not empty it
+//     takes k = min(kMaxBatch = 32, ceil(queue size / workers)) tasks from
+//     its front: it runs the first and stashes the others. If the queue is
+//     empty it steals from the stash of another worker: half of it, rounded
+//     up, from the back; it runs the first of those and stashes the others.
+//     Only when the queue and every stash are empty does it wait for Submit.
+// A task stashed behind a slow callback therefore waits only while every
+// other worker is busy too: a free worker finds the queue empty and steals
+// it. So a slow callback holds back no task that another, free worker could
+// run, as when workers took one task at a time. One worker runs the tasks in
+// submission order; several start them in no particular order.
 //
 // With an executor of the user's (Options::executor) the pool starts no
-// threads: Submit registers each task under an id and hands the id to
-// `hand_off`, which gives the user's executor a closure that calls RunHandedOff
-// (or DropHandedOff, when the executor destroys the closure unrun). Close takes
-// back the tasks not started, as for the queue, and Join waits until no task
-// runs.
+// threads and has no stashes: Submit registers each task under an id and
+// hands the id to `hand_off`, which gives the user's executor a closure that
+// calls RunHandedOff (or DropHandedOff, when the executor destroys the closure
+// unrun). Close takes back the tasks not started, as for the queue, and Join
+// waits until no task runs.
 //
 // A task names a timer node and the generation it was dispatched with; the
 // pool only calls `run` with it. Whether the callback really starts (it may
 // have been stopped or reset since) is decided by the runner.
 //
-// Thread-safety: thread-safe. `mu_` is a leaf lock, never held while a task
-// runs. Close hands back the tasks not started; Join waits for the threads
-// (all but the calling one, when a callback shuts its own wheel down).
+// Counting. A worker is active from the moment it takes tasks under `mu_`
+// until it comes back to `mu_` and finds none to take: while it runs a task,
+// between two tasks of its stash, and on its way back. A worker with a
+// non-empty stash is always active. `running_` counts the active workers (and
+// the handed-off tasks running), so Outstanding() (queued + stashed + handed
+// off + `running_`) counts a worker between two tasks as one task more than
+// run: it is 0 only when no task is queued, stashed or running, and it becomes
+// 0 once that holds and every worker is back at `mu_`.
+//
+// Locking. `mu_` guards the queue, `running_`, `closed_` and the handed-off
+// tasks; it is never held while a task runs. A stash is guarded by its own
+// SpinLock, held for a few instructions (a pop, or a copy of at most
+// kMaxBatch tasks). Tasks enter a stash only with `mu_` held (lock order:
+// `mu_`, then a stash's SpinLock; a thread holding `mu_` may hold two stash
+// locks when it steals, and no other thread holds more than one), so a worker
+// that found everything empty under `mu_` cannot miss a task in transit:
+// only a Submit makes new work, and it wakes a waiting worker (all of them
+// for a batch of several tasks). The owner of a stash pops from it without
+// `mu_`; others only take from it under `mu_` (stealing, Close).
+//
+// Thread-safety: thread-safe. Close hands back the tasks not started (the
+// stashes' and the queue's); Join waits for the threads (all but the calling
+// one, when a callback shuts its own wheel down).
 
 #ifndef TIMINGWHEEL_LIB_WORKER_POOL_H_
 #define TIMINGWHEEL_LIB_WORKER_POOL_H_
@@ -30,6 +65,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -69,29 +105,56 @@ class WorkerPool {
   // it was still registered (the caller cancels it).
   std::optional<Task> DropHandedOff(uint64_t id) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Queues `tasks` (emptied). Returns false, leaving `tasks` as they were,
-  // once the pool is closed.
+  // Queues `tasks` (emptied) and wakes the workers (one for a single task).
+  // Returns false, leaving `tasks` as they were, once the pool is closed.
   bool Submit(std::vector<Task>* tasks) ABSL_LOCKS_EXCLUDED(mu_);
   bool Submit(Task task) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Refuses further tasks, lets the threads exit after their current task,
-  // and returns the tasks that were queued but not started.
+  // and returns the tasks that were queued or stashed but not started: each
+  // worker's stash in order (worker 0 first), then the queue. With one
+  // worker that is submission order.
   std::vector<Task> Close() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Joins every thread except the calling one, which is detached instead.
   // Executor mode: waits until no task runs (but the caller's own).
   void Join() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Waits until no task runs but the caller's own (when it runs one).
+  // Waits until no worker is active (see above) and no handed-off task runs,
+  // but the caller's own worker or task (when it runs one). Unless the pool
+  // is closed, that includes the queued and stashed tasks being run.
   void WaitNoneRunning() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Tasks queued or running.
+  // Tasks queued, stashed or handed off, plus the active workers and the
+  // handed-off tasks running (see "Counting" above): 0 only when nothing is
+  // queued, stashed or running.
   int64_t Outstanding() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Tasks queued, not yet taken by a worker.
+  // Tasks queued, stashed or handed off: not started yet.
   int64_t QueueDepth() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Loop(int index);
+  // A worker's tasks taken but not started: `tasks[head..]`, front first.
+  // Aligned so that two workers' stashes share no cache line.
+  struct alignas(64) Stash {
+    SpinLock mu;
+    std::vector<Task> tasks ABSL_GUARDED_BY(mu);
+    size_t head ABSL_GUARDED_BY(mu) = 0;
+
+    size_t size() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return tasks.size() - head;
+    }
+  };
+
+  void Loop(int index) ABSL_LOCKS_EXCLUDED(mu_);
+  // Takes the task at the front of worker `index`'s stash into `*task`.
+  // Returns false if the stash is empty.
+  bool PopStash(int index, Task* task) ABSL_LOCKS_EXCLUDED(mu_);
+  // Worker `index`, its stash empty, takes a batch from the queue or steals
+  // from another stash: the first task into `*task`, the others into its
+  // stash. Returns false if the queue and every stash are empty.
+  bool TakeBatch(int index, Task* task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tasks in all the stashes.
+  int64_t StashedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   RunFn run_;
   const std::function<void()> on_thread_exit_;
@@ -102,6 +165,10 @@ class WorkerPool {
   CondVar cv_;       // a task was queued, or the pool closed
   CondVar idle_cv_;  // running_ went down
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
+  // One per worker (none in executor mode); the vector is not changed after
+  // the constructor.
+  std::vector<std::unique_ptr<Stash>> stashes_;
+  // Active workers (see "Counting" above) plus handed-off tasks running.
   int64_t running_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   // Executor mode: tasks handed off and not started, by id.
