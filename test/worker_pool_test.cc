@@ -4,12 +4,14 @@
 // pool that runs due callbacks. Every task is run once with its node and
 // generation; N workers really run N tasks at once; one worker runs tasks in
 // FIFO order; Submit after Close returns false and leaves the batch alone;
-// Close returns the tasks not started; Join from a task's own thread detaches
-// that thread instead of deadlocking; on_thread_exit runs once per thread; a
-// slow task does not hold back another task while a worker is free (short
-// queues are taken one task at a time; see also the long-queue case);
-// Outstanding and QueueDepth count queued and running tasks; threads are named
-// tw-worker-N.
+// Close returns the tasks not started, the stashed ones included, each once;
+// Join from a task's own thread detaches that thread instead of deadlocking;
+// on_thread_exit runs once per thread; a slow task does not hold back another
+// task while a worker is free (a free worker steals the tasks stashed behind
+// it, wherever it sits in a burst); Outstanding and QueueDepth count queued,
+// stashed and running tasks, and Outstanding is never 0 while a submitted task
+// has not run; randomized submitters get every task run exactly once, or
+// returned by a concurrent Close; threads are named tw-worker-N.
 //
 // Tasks carry fake node pointers: the pool never dereferences them, it only
 // hands them to the RunFn of the test. Every wait is bounded.
@@ -26,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -483,6 +486,331 @@ TEST(WorkerPoolTest, OutstandingCountsATaskUntilItReturns) {
   EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
   pool.Close();
   pool.Join();
+}
+
+TEST(WorkerPoolTest, FreeWorkerStealsTheStashOfAWorkerBlockedInASlowTask) {
+  // Worker X is busy with a blocker while a batch of 21 arrives: the other
+  // worker Y takes ceil(21 / 2) = 11 of them, blocks in the first (slow) one
+  // and holds the next 10 in its stash. Once X is free it runs the rest of
+  // the queue and then every task of Y's stash, while Y is still blocked.
+  constexpr int kBlocker = 100;
+  constexpr int kFast = 20;
+  Gate blocker_gate;
+  Gate slow_gate;
+  Event blocker_started;
+  Event slow_started;
+  std::atomic<int> blocker_worker{-1};
+  std::atomic<int> slow_worker{-1};
+  Recorder recorder;
+  Mutex mu;
+  std::vector<int> fast_workers;  // guarded by mu
+  WorkerPool pool(
+      2,
+      [&](const WorkerPool::Task& task, int worker) {
+        const int i = IndexOf(task.node);
+        if (i == kBlocker) {
+          blocker_worker.store(worker);
+          blocker_started.Notify();
+          blocker_gate.Pass();
+        } else if (i == 0) {
+          slow_worker.store(worker);
+          slow_started.Notify();
+          slow_gate.Pass();
+        } else {
+          recorder.Record(task);
+          MutexLock lock(&mu);
+          fast_workers.push_back(worker);
+        }
+      },
+      [] {});
+  PoolCloser closer(&pool);
+  ASSERT_TRUE(pool.Submit(MakeTask(kBlocker)));
+  ASSERT_TRUE(blocker_started.WaitWithTimeout(kTimeout));
+  std::vector<WorkerPool::Task> batch;
+  for (int i = 0; i <= kFast; ++i) batch.push_back(MakeTask(i));
+  ASSERT_TRUE(pool.Submit(&batch));
+  ASSERT_TRUE(slow_started.WaitWithTimeout(kTimeout));
+  EXPECT_NE(slow_worker.load(), blocker_worker.load());
+  EXPECT_EQ(pool.QueueDepth(), kFast);       // queued or stashed
+  EXPECT_EQ(pool.Outstanding(), kFast + 2);  // and the two running
+  blocker_gate.Open();
+  const bool all_ran =
+      WaitFor([&] { return recorder.count() >= static_cast<size_t>(kFast); },
+              absl::Seconds(5));
+  std::vector<int> ran = recorder.ran();
+  std::sort(ran.begin(), ran.end());
+  EXPECT_TRUE(all_ran) << "ran while the slow task held its worker: "
+                       << ::testing::PrintToString(ran);
+  EXPECT_THAT(recorder.ran(), UnorderedElementsAreArray([&] {
+                std::vector<int> want;
+                for (int i = 1; i <= kFast; ++i) want.push_back(i);
+                return want;
+              }()));
+  {
+    MutexLock lock(&mu);
+    for (int worker : fast_workers) EXPECT_EQ(worker, blocker_worker.load());
+  }
+  EXPECT_EQ(pool.QueueDepth(), 0);
+  // The slow task's worker (the other one is back at the queue soon).
+  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 1; }));
+  slow_gate.Open();
+  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+}
+
+TEST(WorkerPoolTest, SlowTaskAnywhereInABurstDoesNotHoldBackTheRest) {
+  // A burst of 1000 tasks on two workers, taken in batches: wherever the slow
+  // task sits in its worker's batch, the tasks stashed behind it are stolen.
+  constexpr int kTasks = 1000;
+  for (int slow : {0, 1, 31, 500, 998, 999}) {
+    SCOPED_TRACE(slow);
+    Gate gate;
+    std::atomic<int> fast_done{0};
+    WorkerPool pool(
+        2,
+        [&](const WorkerPool::Task& task, int) {
+          if (IndexOf(task.node) == slow) {
+            gate.Pass();
+          } else {
+            fast_done.fetch_add(1);
+          }
+        },
+        [] {});
+    PoolCloser closer(&pool);
+    std::vector<WorkerPool::Task> batch;
+    for (int i = 0; i < kTasks; ++i) batch.push_back(MakeTask(i));
+    ASSERT_TRUE(pool.Submit(&batch));
+    EXPECT_TRUE(WaitFor([&] { return fast_done.load() == kTasks - 1; },
+                        absl::Seconds(5)))
+        << fast_done.load() << " of " << kTasks - 1
+        << " fast tasks ran while the slow one held its worker";
+    EXPECT_EQ(pool.QueueDepth(), 0);
+    EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 1; }));
+    gate.Open();
+    EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  }
+}
+
+TEST(WorkerPoolTest, CloseTakesBackTheStashFirstThenTheQueueInOrder) {
+  // One worker takes a batch of 10 (it runs the first, blocks, and stashes
+  // nine); three more tasks are queued behind. Close returns the nine stashed
+  // tasks and the three queued ones in submission order, and none of them
+  // runs.
+  Gate gate;
+  Event started;
+  Recorder recorder;
+  WorkerPool pool(
+      1,
+      [&](const WorkerPool::Task& task, int) {
+        recorder.Record(task);
+        if (IndexOf(task.node) == 0) {
+          started.Notify();
+          gate.Pass();
+        }
+      },
+      [] {});
+  std::vector<WorkerPool::Task> batch;
+  for (int i = 0; i < 10; ++i) batch.push_back(MakeTask(i));
+  ASSERT_TRUE(pool.Submit(&batch));
+  ASSERT_TRUE(started.WaitWithTimeout(kTimeout));
+  for (int i = 10; i < 13; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  EXPECT_EQ(pool.QueueDepth(), 12);
+  EXPECT_EQ(pool.Outstanding(), 13);
+  std::vector<WorkerPool::Task> left = pool.Close();
+  EXPECT_EQ(pool.QueueDepth(), 0);
+  gate.Open();
+  pool.Join();
+  std::vector<int> left_indexes;
+  for (const WorkerPool::Task& task : left) {
+    left_indexes.push_back(IndexOf(task.node));
+    EXPECT_EQ(task.generation, 1000u + IndexOf(task.node));
+    EXPECT_EQ(task.deadline_ns, 2000 + IndexOf(task.node));
+  }
+  std::vector<int> want;
+  for (int i = 1; i < 13; ++i) want.push_back(i);
+  EXPECT_THAT(left_indexes, ElementsAreArray(want));
+  EXPECT_THAT(recorder.ran(), ElementsAreArray({0}));
+  EXPECT_EQ(pool.Outstanding(), 0);
+}
+
+TEST(WorkerPoolTest, CloseTakesBackEveryStashOnceAndNoneRunsAfterIt) {
+  // Every task blocks: both workers block in their first task with the rest
+  // of their batch stashed, the remainder queued. Close returns everything
+  // not started exactly once, and nothing it returned runs.
+  constexpr int kTasks = 40;
+  Gate gate;
+  std::atomic<int> started{0};
+  Recorder recorder;
+  WorkerPool pool(
+      2,
+      [&](const WorkerPool::Task& task, int) {
+        recorder.Record(task);
+        started.fetch_add(1);
+        gate.Pass();
+      },
+      [] {});
+  std::vector<WorkerPool::Task> batch;
+  for (int i = 0; i < kTasks; ++i) batch.push_back(MakeTask(i));
+  ASSERT_TRUE(pool.Submit(&batch));
+  ASSERT_TRUE(WaitFor([&] { return started.load() == 2; }));
+  EXPECT_EQ(pool.QueueDepth(), kTasks - 2);
+  std::vector<WorkerPool::Task> left = pool.Close();
+  gate.Open();
+  pool.Join();
+  std::vector<int> ran = recorder.ran();
+  EXPECT_EQ(ran.size(), 2u);
+  std::vector<int> all = ran;
+  for (const WorkerPool::Task& task : left) {
+    all.push_back(IndexOf(task.node));
+  }
+  EXPECT_THAT(all, UnorderedElementsAreArray(Range(kTasks)));
+  EXPECT_EQ(pool.Outstanding(), 0);
+  EXPECT_EQ(pool.QueueDepth(), 0);
+}
+
+// Submitters push tasks with unique indexes, singly and in batches of random
+// sizes, while workers run them with random short delays (so stashes fill
+// and get stolen from).
+class StressSubmitters {
+ public:
+  static constexpr int kSubmitters = 4;
+  static constexpr int kPerSubmitter = 20000;
+  static constexpr int kTasks = kSubmitters * kPerSubmitter;
+
+  // Starts the submitters; each stops at its first refused Submit.
+  void Start(WorkerPool* pool, uint32_t seed) {
+    for (int s = 0; s < kSubmitters; ++s) {
+      threads_.emplace_back([this, pool, s, seed] {
+        std::mt19937 rng(seed + static_cast<uint32_t>(s));
+        int next = s * kPerSubmitter;
+        const int end = next + kPerSubmitter;
+        while (next < end) {
+          // A quarter single tasks, the rest batches of 1 to 100.
+          const bool single = rng() % 4 == 0;
+          const int n =
+              single ? 1
+                     : std::min(end - next, std::uniform_int_distribution<int>(
+                                                1, 100)(rng));
+          bool ok;
+          if (single) {
+            ok = pool->Submit(MakeTask(next));
+          } else {
+            std::vector<WorkerPool::Task> batch;
+            for (int i = 0; i < n; ++i) batch.push_back(MakeTask(next + i));
+            ok = pool->Submit(&batch);
+            EXPECT_EQ(batch.empty(), ok);
+          }
+          if (!ok) break;
+          next += n;
+          submitted_.fetch_add(n);
+          if (rng() % 16 == 0) std::this_thread::yield();
+        }
+        accepted_end_[s] = next;
+      });
+    }
+  }
+  void Join() {
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+  }
+  // Tasks whose Submit has returned true.
+  int64_t submitted() const { return submitted_.load(); }
+  // After Join: whether task `i` was accepted by the pool.
+  bool Accepted(int i) const { return i < accepted_end_[i / kPerSubmitter]; }
+
+ private:
+  std::vector<std::thread> threads_;
+  std::atomic<int64_t> submitted_{0};
+  int accepted_end_[kSubmitters] = {};
+};
+
+// Runs task `i` once more; now and then slowly.
+void RunStressTask(const WorkerPool::Task& task,
+                   std::vector<std::atomic<int>>* runs,
+                   std::atomic<int64_t>* ran) {
+  const int i = IndexOf(task.node);
+  EXPECT_EQ(task.generation, 1000u + i);
+  (*runs)[i].fetch_add(1);
+  if (i % 97 == 0) {
+    absl::SleepFor(absl::Microseconds(50));
+  } else if (i % 7 == 0) {
+    std::this_thread::yield();
+  }
+  ran->fetch_add(1);
+}
+
+TEST(WorkerPoolTest, StressEveryTaskRunsExactlyOnceAndOutstandingReachesZero) {
+  const uint32_t seed = ::testing::UnitTest::GetInstance()->random_seed();
+  SCOPED_TRACE(seed);
+  std::vector<std::atomic<int>> runs(StressSubmitters::kTasks);
+  std::atomic<int64_t> ran{0};
+  WorkerPool pool(
+      3,
+      [&](const WorkerPool::Task& task, int) {
+        RunStressTask(task, &runs, &ran);
+      },
+      [] {});
+  PoolCloser closer(&pool);
+  StressSubmitters submitters;
+  // Outstanding() == 0 means every task submitted before it ran to the end.
+  std::atomic<bool> stop{false};
+  std::atomic<int> early_zeros{0};
+  std::thread checker([&] {
+    while (!stop.load()) {
+      const int64_t submitted = submitters.submitted();
+      if (pool.Outstanding() == 0 && ran.load() < submitted) {
+        early_zeros.fetch_add(1);
+      }
+      std::this_thread::yield();
+    }
+  });
+  submitters.Start(&pool, seed);
+  submitters.Join();
+  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  EXPECT_EQ(ran.load(), StressSubmitters::kTasks);
+  stop.store(true);
+  checker.join();
+  EXPECT_EQ(early_zeros.load(), 0)
+      << "Outstanding() was 0 while a submitted task had not run";
+  EXPECT_EQ(pool.QueueDepth(), 0);
+  int wrong = 0;
+  for (int i = 0; i < StressSubmitters::kTasks; ++i) {
+    if (runs[i].load() != 1) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0) << "tasks not run exactly once";
+  EXPECT_TRUE(pool.Close().empty());
+}
+
+TEST(WorkerPoolTest, StressCloseWhileSubmittingLosesAndDuplicatesNothing) {
+  const uint32_t seed = ::testing::UnitTest::GetInstance()->random_seed();
+  SCOPED_TRACE(seed);
+  std::vector<std::atomic<int>> runs(StressSubmitters::kTasks);
+  std::atomic<int64_t> ran{0};
+  WorkerPool pool(
+      3,
+      [&](const WorkerPool::Task& task, int) {
+        RunStressTask(task, &runs, &ran);
+      },
+      [] {});
+  StressSubmitters submitters;
+  submitters.Start(&pool, seed);
+  const int64_t close_at = std::mt19937(seed)() % StressSubmitters::kTasks;
+  WaitFor([&] { return submitters.submitted() >= close_at; });
+  const std::vector<WorkerPool::Task> left = pool.Close();
+  const int64_t ran_at_close = ran.load();
+  submitters.Join();
+  pool.Join();
+  std::vector<int> returned(StressSubmitters::kTasks);
+  for (const WorkerPool::Task& task : left) ++returned[IndexOf(task.node)];
+  int wrong = 0;
+  for (int i = 0; i < StressSubmitters::kTasks; ++i) {
+    const int want = submitters.Accepted(i) ? 1 : 0;
+    if (runs[i].load() + returned[i] != want) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0) << "tasks not run or returned exactly once";
+  // Only the tasks already started when Close returned ran after it: at
+  // most one per worker.
+  EXPECT_LE(ran.load(), ran_at_close + 3);
+  EXPECT_EQ(pool.Outstanding(), 0);
 }
 
 TEST(WorkerPoolTest, ThreadsAreNamedTwWorkerNAfterTheirWorkerNumber) {
