@@ -8,9 +8,41 @@
 
 namespace timingwheel::internal {
 
-int ShardedCounter::NextShard() {
-  static std::atomic<int> next{0};
-  return next.fetch_add(1, std::memory_order_relaxed) % kShards;
+namespace {
+
+// Bit i set: owned slot i has a live thread.
+std::atomic<uint64_t> owned_slots{0};
+static_assert(ShardedCounter::kOwnedCells <= 64);
+
+// Gives the thread's slot back when it exits; later adds of the exiting
+// thread (from other thread_local destructors) go to the shared cell.
+struct SlotRelease {
+  int slot = -1;
+  int* tls_slot = nullptr;
+  ~SlotRelease() {
+    if (slot < 0) return;
+    *tls_slot = ShardedCounter::kOwnedCells;
+    owned_slots.fetch_and(~(uint64_t{1} << slot), std::memory_order_release);
+  }
+};
+
+}  // namespace
+
+int ShardedCounter::ClaimSlot() {
+  uint64_t owned = owned_slots.load(std::memory_order_relaxed);
+  for (;;) {
+    int slot = 0;
+    while (slot < kOwnedCells && (owned >> slot & 1) != 0) ++slot;
+    if (slot == kOwnedCells) return kSharedCell;
+    if (owned_slots.compare_exchange_weak(owned, owned | uint64_t{1} << slot,
+                                          std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
+      thread_local SlotRelease release;
+      release.slot = slot;
+      release.tls_slot = &tls_slot;
+      return slot;
+    }
+  }
 }
 
 int64_t ShardedCounter::Sum(std::memory_order order) const {

@@ -3,11 +3,14 @@
 // stats.h: the wheel's counters and its lateness histogram, built so that
 // counting costs the hot path no shared cache line.
 //
-// ShardedCounter: an int64 split into cache-line-sized cells; each thread adds
-// to the cell of its own shard (threads are numbered round-robin on first
-// use), so two threads scheduling timers at once never write the same line.
-// Reading sums the cells: exact when no thread is adding, a momentary value
-// otherwise.
+// ShardedCounter: an int64 split into cache-line-sized cells, so two threads
+// scheduling timers at once never write the same line. On its first Add a
+// thread claims one of kOwnedCells slots, process-wide (the same cell in
+// every counter), and gives it back when it exits. The only writer of its
+// cell, it adds with a load and a store: no locked read-modify-write on the
+// hot path. Threads beyond kOwnedCells, and ordered adds, share one more cell
+// with fetch_add. Reading sums the cells: exact when no thread is adding, a
+// momentary value otherwise.
 //
 // LatencyHistogram: counts of non-negative nanosecond values in log-linear
 // buckets (8 sub-buckets per power of two, so a percentile is within 12.5%
@@ -16,7 +19,10 @@
 //
 // Thread-safety: thread-safe. Cells are relaxed atomics by default (as
 // statistics they are ordered with nothing else); a counter that must be
-// ordered with other atomics (Engine's resets in flight) passes seq_cst.
+// ordered with other atomics (Engine's resets in flight) passes seq_cst, and
+// its adds are then read-modify-writes in the shared cell. A slot passes from
+// an exiting thread to the next claimer with release / acquire, so the new
+// owner continues from the old one's last store.
 
 #ifndef TIMINGWHEEL_LIB_STATS_H_
 #define TIMINGWHEEL_LIB_STATS_H_
@@ -30,23 +36,34 @@ namespace timingwheel::internal {
 class ShardedCounter {
  public:
   void Add(int64_t n, std::memory_order order = std::memory_order_relaxed) {
-    int shard = tls_shard;
-    if (shard < 0) shard = tls_shard = NextShard();
-    cells_[shard].value.fetch_add(n, order);
+    int slot = tls_slot;
+    if (slot < 0) slot = tls_slot = ClaimSlot();
+    std::atomic<int64_t>& cell = cells_[slot].value;
+    if (slot != kSharedCell && order == std::memory_order_relaxed) {
+      cell.store(cell.load(std::memory_order_relaxed) + n,
+                 std::memory_order_relaxed);
+    } else {
+      cells_[kSharedCell].value.fetch_add(n, order);
+    }
   }
   int64_t Sum(std::memory_order order = std::memory_order_relaxed) const;
 
+  // Threads that get a cell of their own; the rest share one.
+  static constexpr int kOwnedCells = 32;
+
  private:
-  static constexpr int kShards = 16;
+  static constexpr int kSharedCell = kOwnedCells;
   struct alignas(64) Cell {
     std::atomic<int64_t> value{0};
   };
-  // This thread's shard, -1 until its first Add: constant-initialized, so
+  // This thread's cell, -1 until its first Add: constant-initialized, so
   // reading it costs no thread_local initialization check.
-  static inline thread_local int tls_shard = -1;
-  static int NextShard();
+  static inline thread_local int tls_slot = -1;
+  // A free owned slot for this thread (released when it exits), or
+  // kSharedCell.
+  static int ClaimSlot();
 
-  std::array<Cell, kShards> cells_;
+  std::array<Cell, kOwnedCells + 1> cells_;
 };
 
 class LatencyHistogram {

@@ -34,6 +34,37 @@ TEST(ShardedCounterTest, SumsAddsFromManyThreads) {
   EXPECT_EQ(counter.Sum(), 8 * 5000);
 }
 
+TEST(ShardedCounterTest, MoreThreadsThanOwnedCellsShareTheSpareOne) {
+  // All alive at once, so that some find every owned cell taken.
+  constexpr int kThreads = ShardedCounter::kOwnedCells + 8;
+  ShardedCounter counter;
+  std::atomic<int> arrived{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      counter.Add(1);
+      arrived.fetch_add(1);
+      while (arrived.load() < kThreads) std::this_thread::yield();
+      for (int i = 0; i < 1000; ++i) counter.Add(2);
+      counter.Add(3, std::memory_order_seq_cst);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(counter.Sum(), kThreads * (1 + 2000 + 3));
+}
+
+TEST(ShardedCounterTest, ACellPassedToTheNextThreadKeepsItsCount) {
+  // Threads one after another: each exiting thread's cell goes to the next,
+  // which adds on top of what its predecessor stored.
+  ShardedCounter counter;
+  for (int t = 0; t < 3 * ShardedCounter::kOwnedCells; ++t) {
+    std::thread([&counter] {
+      for (int i = 0; i < 1000; ++i) counter.Add(1);
+    }).join();
+  }
+  EXPECT_EQ(counter.Sum(), 3 * ShardedCounter::kOwnedCells * 1000);
+}
+
 TEST(LatencyHistogramTest, PercentilesAreWithinAnEighthAbove) {
   LatencyHistogram histogram;
   EXPECT_EQ(histogram.Percentile(0.5), 0);
