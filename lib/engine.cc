@@ -557,27 +557,10 @@ void Engine::Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
         now_ns = NowNs();
       }
     }
-    TimerNode* node = detached[i];
-    SpinLockHolder lock(&node->mu);
-    const uint64_t word = node->LoadState();
-    if (StateOf(word) != State::kPending) {
-      node->where.store(nullptr, std::memory_order_release);
-      scratch->dropped.push_back(node);  // stopped or cancelled
-      continue;
-    }
-    const uint64_t gen = GenerationOf(word);
-    switch (Arm(node, node->deadline_ns, now_ns, gen, &scratch->batch)) {
-      case ArmResult::kArmed:
-        break;
-      case ArmResult::kClosed:
-        CancelUnplaced(node, gen, /*count=*/true);
-        scratch->dropped.push_back(node);
-        break;
-      case ArmResult::kDropped:
-        scratch->dropped.push_back(node);
-        break;
-    }
-    // Let the workers start on a huge bucket before it is all moved.
+    PlaceAgain(detached[i], now_ns, scratch);
+    // Let the workers start on a huge bucket before it is all moved. No node
+    // lock is held here: a worker may run and free a node of the batch at
+    // once.
     if (scratch->batch.size() >= kSubmitChunk) SubmitBatch(&scratch->batch);
   }
   SubmitBatch(&scratch->batch);
@@ -588,6 +571,29 @@ void Engine::Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
   for (TimerNode* node : scratch->dropped) node->Unref();
   scratch->dropped.clear();
   queue_.Done(1);
+}
+
+void Engine::PlaceAgain(TimerNode* node, int64_t now_ns,
+                        FlushScratch* scratch) {
+  SpinLockHolder lock(&node->mu);
+  const uint64_t word = node->LoadState();
+  if (StateOf(word) != State::kPending) {
+    node->where.store(nullptr, std::memory_order_release);
+    scratch->dropped.push_back(node);  // stopped or cancelled
+    return;
+  }
+  const uint64_t gen = GenerationOf(word);
+  switch (Arm(node, node->deadline_ns, now_ns, gen, &scratch->batch)) {
+    case ArmResult::kArmed:
+      break;
+    case ArmResult::kClosed:
+      CancelUnplaced(node, gen, /*count=*/true);
+      scratch->dropped.push_back(node);
+      break;
+    case ArmResult::kDropped:
+      scratch->dropped.push_back(node);
+      break;
+  }
 }
 
 void Engine::RunTask(const WorkerPool::Task& task, int worker) {

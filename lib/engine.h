@@ -194,6 +194,10 @@ class Engine {
   // arrays.
   void Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
              FlushScratch* nested, std::deque<DelayQueue::Entry>* ready);
+  // One timer of a flushed bucket, in transit: placed again or dispatched
+  // (into the scratch batch) if still pending, else into the scratch's
+  // dropped list. Takes the node lock.
+  void PlaceAgain(TimerNode* node, int64_t now_ns, FlushScratch* scratch);
   // Appends the inbox's entries to `ready` (none once it is closed).
   void TakeInbox(std::deque<DelayQueue::Entry>* ready);
   void RunTask(const WorkerPool::Task& task, int worker);

@@ -284,6 +284,35 @@ TEST_F(TimingWheelTest, ABigBucketAndTheBucketsFlushedDuringItsCascadeAllRun) {
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
+TEST_F(TimingWheelTest, AnInlineExecutorCanResetTimersOfABigFlushedBucket) {
+  // The advancer hands a big bucket's due timers to the executor every 1024.
+  // It must hold no node lock then: an inline executor runs them on the
+  // advancer, and a callback resetting its own timer takes that timer's
+  // lock. (It once held the lock of the last timer of the chunk.)
+  Options options = DefaultOptions();
+  options.executor = [](absl::AnyInvocable<void()> task) { task(); };
+  Start(options);
+  constexpr int kTimers = 3000;
+  std::vector<Timer> timers(kTimers);
+  std::vector<std::atomic<int>> runs(kTimers);
+  for (int i = 0; i < kTimers; ++i) {
+    timers[i] = wheel_
+                    ->AfterFunc(absl::Milliseconds(5),
+                                [&timers, &runs, i] {
+                                  if (runs[i].fetch_add(1) == 0) {
+                                    timers[i].Reset(absl::Milliseconds(5));
+                                  }
+                                })
+                    .value();
+  }
+  ExpectFinishesWithin(absl::Seconds(60), [&] {
+    Advance(absl::Milliseconds(5));
+    Advance(absl::Milliseconds(5));
+  });
+  for (int i = 0; i < kTimers; ++i) ASSERT_EQ(runs[i].load(), 2) << i;
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
 TEST_F(TimingWheelTest, NeverRunsBeforeItsDeadline) {
   // Deadlines on and off the tick grid, at several levels; the clock moves in
   // steps of a third of a tick, so it also stops between ticks.
