@@ -13,9 +13,9 @@
 //   Mutex      a std::mutex; for anything that may wait.
 //   MutexLock  the scoped guard for it.
 //   CondVar    waits on a Mutex, in real time or on a Clock.
-//   SpinLock   a one-word lock for per-timer state, held for a few
-//              instructions only; never held while waiting for anything but
-//              a Mutex.
+//   SpinLock   a one-word lock for per-timer state, a level, or a worker's
+//              stash, held for a few instructions only; never held while
+//              waiting for anything but a Mutex.
 
 #ifndef TIMINGWHEEL_LIB_MUTEX_H_
 #define TIMINGWHEEL_LIB_MUTEX_H_
