@@ -43,6 +43,11 @@ size_t LaneCount() {
       static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxLanes));
 }
 
+// The tick at which the timers of an entry's bucket start to come due.
+int64_t ExpirationOf(const DelayQueue::Entry& entry) {
+  return entry.release_tick + entry.bucket->level()->lead();
+}
+
 absl::Status ValidateOptions(const Options& options) {
   if (options.tick < absl::Microseconds(1) ||
       options.tick == absl::InfiniteDuration()) {
@@ -509,8 +514,15 @@ void Engine::AdvancerLoop() {
       if (inbox_closed_) break;
       ready.swap(inbox_);
     }
-    const DelayQueue::Entry entry = ready.front();
-    ready.pop_front();
+    // The bucket whose timers come due first; a level >= 1 bucket is
+    // released early, so release order is not expiration order.
+    const auto first = std::min_element(
+        ready.begin(), ready.end(),
+        [](const DelayQueue::Entry& a, const DelayQueue::Entry& b) {
+          return ExpirationOf(a) < ExpirationOf(b);
+        });
+    const DelayQueue::Entry entry = *first;
+    ready.erase(first);
     Flush(entry, &outer, &nested, &ready);
   }
 }
@@ -544,18 +556,24 @@ void Engine::Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
     if (ready != nullptr && i > 0 && i % kFlushSlice == 0) {
       // A big bucket takes milliseconds, while none of its timers is due
       // before its expiration (it was released early, see wheel_level.h):
-      // the buckets released meanwhile, whose timers may be due now, go
-      // first, each in full.
+      // the buckets released meanwhile whose timers come due no later go
+      // first, each in full. Later ones wait: a big bucket of a higher level
+      // flushed in full here would hold up the level-0 buckets.
       SubmitBatch(&scratch->batch);
       TakeInbox(ready);
-      if (!ready->empty()) {
-        while (!ready->empty()) {
-          const DelayQueue::Entry due = ready->front();
-          ready->pop_front();
-          Flush(due, nested, nullptr, nullptr);
+      const int64_t expiration = ExpirationOf(entry);
+      bool flushed = false;
+      for (auto it = ready->begin(); it != ready->end();) {
+        if (ExpirationOf(*it) > expiration) {
+          ++it;
+          continue;
         }
-        now_ns = NowNs();
+        const DelayQueue::Entry due = *it;
+        it = ready->erase(it);
+        Flush(due, nested, nullptr, nullptr);
+        flushed = true;
       }
+      if (flushed) now_ns = NowNs();
     }
     PlaceAgain(detached[i], now_ns, scratch);
     // Let the workers start on a huge bucket before it is all moved. No node

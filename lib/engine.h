@@ -14,9 +14,11 @@
 //                (in the node's lane): due ->
 //                a batch for the pool (submitted every 1024 and at the end),
 //                otherwise a lower level (cascade). Every 4096 timers of a
-//                big bucket it first flushes the buckets released meanwhile:
-//                a bucket of level >= 1 is released early, so its timers can
-//                wait, while a level-0 bucket's are due.
+//                big bucket it first flushes the buckets released meanwhile
+//                that expire no later: a bucket of level >= 1 is released
+//                early, so its timers can wait, while a level-0 bucket's are
+//                due. Of the buckets released, the one that expires first
+//                goes next.
 //   tw-worker-N: RunTask: kDispatched -> kRunning by CAS, call the callback
 //                with no lock held, then re-arm (periodic, or Reset while it
 //                ran) or finish.
@@ -190,8 +192,8 @@ class Engine {
   // Advances every lane to the entry's release tick and places again (or
   // dispatches) each timer of its bucket. With `ready` (the buckets released
   // and not yet flushed), every kFlushSlice timers it first takes the inbox
-  // into `ready` and flushes all of them, each in full with `nested`'s
-  // arrays.
+  // into `ready` and flushes those of them that expire no later than this
+  // one, each in full with `nested`'s arrays.
   void Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
              FlushScratch* nested, std::deque<DelayQueue::Entry>* ready);
   // One timer of a flushed bucket, in transit: placed again or dispatched
