@@ -585,7 +585,7 @@ void Engine::Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
   // A huge bucket's array is not kept for the next, small ones.
   detached.clear();
   if (detached.capacity() > kKeptDetachedCapacity) detached.shrink_to_fit();
-  // Released with no node lock held: the last reference deletes the node.
+  // Released with no node lock held: the last reference frees the node.
   for (TimerNode* node : scratch->dropped) node->Unref();
   scratch->dropped.clear();
   queue_.Done(1);

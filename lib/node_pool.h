@@ -84,17 +84,18 @@ class NodePool {
     int count = 0;
   };
 
-  // Depot side, for the thread caches: a full magazine handed in, loose
-  // blocks handed in, or a magazine (full, or the loose blocks, or freshly
-  // carved) taken out.
+  // Hands a full magazine to the depot (also for a thread's cache that goes
+  // back to its pool).
   void PutMagazine(Magazine magazine) ABSL_LOCKS_EXCLUDED(mu_);
-  void PutLoose(FreeBlock* block) ABSL_LOCKS_EXCLUDED(mu_);
-  Magazine TakeMagazine() ABSL_LOCKS_EXCLUDED(mu_);
 
   uint64_t serial() const { return serial_; }
   size_t size() const { return size_; }
 
  private:
+  // One block into the depot's loose magazine.
+  void PutLoose(FreeBlock* block) ABSL_LOCKS_EXCLUDED(mu_);
+  // A full magazine, else the loose blocks, else freshly carved ones.
+  Magazine TakeMagazine() ABSL_LOCKS_EXCLUDED(mu_);
   // Carves up to kMagazine new blocks, from a new slab if needed.
   Magazine Carve() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -62,6 +62,13 @@ WorkerPool::Task MakeTask(int i) {
                           /*deadline_ns=*/2000 + i};
 }
 
+// Tasks 0 .. n - 1, as one batch.
+std::vector<WorkerPool::Task> MakeTasks(int n) {
+  std::vector<WorkerPool::Task> tasks;
+  for (int i = 0; i < n; ++i) tasks.push_back(MakeTask(i));
+  return tasks;
+}
+
 // Polls `done` until it is true or `timeout` passes.
 bool WaitFor(const std::function<bool()>& done,
              absl::Duration timeout = kTimeout) {
@@ -166,8 +173,7 @@ TEST(WorkerPoolTest, RunsEveryTaskOnceWithItsNodeAndGeneration) {
       3, [&](const WorkerPool::Task& task, int) { recorder.Record(task); },
       [] {});
   PoolCloser closer(&pool);
-  std::vector<WorkerPool::Task> batch;
-  for (int i = 0; i < 150; ++i) batch.push_back(MakeTask(i));
+  std::vector<WorkerPool::Task> batch = MakeTasks(150);
   ASSERT_TRUE(pool.Submit(&batch));
   EXPECT_TRUE(batch.empty());  // Submit empties it
   for (int i = 150; i < 200; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
@@ -186,8 +192,7 @@ TEST(WorkerPoolTest, OneWorkerRunsTasksInSubmissionOrder) {
       1, [&](const WorkerPool::Task& task, int) { recorder.Record(task); },
       [] {});
   PoolCloser closer(&pool);
-  std::vector<WorkerPool::Task> batch;
-  for (int i = 0; i < 100; ++i) batch.push_back(MakeTask(i));
+  std::vector<WorkerPool::Task> batch = MakeTasks(100);
   ASSERT_TRUE(pool.Submit(&batch));
   for (int i = 100; i < 130; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
   ASSERT_TRUE(WaitFor([&] { return recorder.count() >= 130; }));
@@ -210,8 +215,7 @@ void ExpectRunsAtOnce(int workers, bool as_batch) {
       [] {});
   PoolCloser closer(&pool);
   if (as_batch) {
-    std::vector<WorkerPool::Task> batch;
-    for (int i = 0; i < workers; ++i) batch.push_back(MakeTask(i));
+    std::vector<WorkerPool::Task> batch = MakeTasks(workers);
     ASSERT_TRUE(pool.Submit(&batch));
   } else {
     for (int i = 0; i < workers; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
@@ -355,8 +359,7 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackAShortQueue) {
           }
         },
         [] {});
-    std::vector<WorkerPool::Task> batch;
-    for (int i = 0; i <= fast; ++i) batch.push_back(MakeTask(i));
+    std::vector<WorkerPool::Task> batch = MakeTasks(fast + 1);
     ASSERT_TRUE(pool.Submit(&batch));
     EXPECT_TRUE(WaitFor([&] { return fast_done.load() == fast; }))
         << fast_done.load() << " of " << fast
@@ -411,8 +414,7 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackALongQueue) {
         }
       },
       [] {});
-  std::vector<WorkerPool::Task> batch;
-  for (int i = 0; i < kTasks; ++i) batch.push_back(MakeTask(i));
+  std::vector<WorkerPool::Task> batch = MakeTasks(kTasks);
   ASSERT_TRUE(pool.Submit(&batch));
   const bool all_ran =
       WaitFor([&] { return fast_done.load() == kTasks - 1; }, absl::Seconds(2));
@@ -526,8 +528,7 @@ TEST(WorkerPoolTest, FreeWorkerStealsTheStashOfAWorkerBlockedInASlowTask) {
   PoolCloser closer(&pool);
   ASSERT_TRUE(pool.Submit(MakeTask(kBlocker)));
   ASSERT_TRUE(blocker_started.WaitWithTimeout(kTimeout));
-  std::vector<WorkerPool::Task> batch;
-  for (int i = 0; i <= kFast; ++i) batch.push_back(MakeTask(i));
+  std::vector<WorkerPool::Task> batch = MakeTasks(kFast + 1);
   ASSERT_TRUE(pool.Submit(&batch));
   ASSERT_TRUE(slow_started.WaitWithTimeout(kTimeout));
   EXPECT_NE(slow_worker.load(), blocker_worker.load());
@@ -576,8 +577,7 @@ TEST(WorkerPoolTest, SlowTaskAnywhereInABurstDoesNotHoldBackTheRest) {
         },
         [] {});
     PoolCloser closer(&pool);
-    std::vector<WorkerPool::Task> batch;
-    for (int i = 0; i < kTasks; ++i) batch.push_back(MakeTask(i));
+    std::vector<WorkerPool::Task> batch = MakeTasks(kTasks);
     ASSERT_TRUE(pool.Submit(&batch));
     EXPECT_TRUE(WaitFor([&] { return fast_done.load() == kTasks - 1; },
                         absl::Seconds(5)))
@@ -608,8 +608,7 @@ TEST(WorkerPoolTest, CloseTakesBackTheStashFirstThenTheQueueInOrder) {
         }
       },
       [] {});
-  std::vector<WorkerPool::Task> batch;
-  for (int i = 0; i < 10; ++i) batch.push_back(MakeTask(i));
+  std::vector<WorkerPool::Task> batch = MakeTasks(10);
   ASSERT_TRUE(pool.Submit(&batch));
   ASSERT_TRUE(started.WaitWithTimeout(kTimeout));
   for (int i = 10; i < 13; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
@@ -648,8 +647,7 @@ TEST(WorkerPoolTest, CloseTakesBackEveryStashOnceAndNoneRunsAfterIt) {
         gate.Pass();
       },
       [] {});
-  std::vector<WorkerPool::Task> batch;
-  for (int i = 0; i < kTasks; ++i) batch.push_back(MakeTask(i));
+  std::vector<WorkerPool::Task> batch = MakeTasks(kTasks);
   ASSERT_TRUE(pool.Submit(&batch));
   ASSERT_TRUE(WaitFor([&] { return started.load() == 2; }));
   EXPECT_EQ(pool.QueueDepth(), kTasks - 2);
