@@ -10,7 +10,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "fast_clock.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -201,11 +200,6 @@ int64_t Engine::NowNs() const {
   return absl::ToInt64Nanoseconds(clock_->Now() - origin_);
 }
 
-int64_t Engine::DeadlineNowNs() const {
-  if (steady_) return SteadyNowNotBeforeNs() - origin_ns_;
-  return NowNs();
-}
-
 absl::StatusOr<int64_t> Engine::DeadlineAfter(int64_t now_ns, absl::Duration d,
                                               const char* caller) const {
   if (d <= absl::ZeroDuration()) return now_ns;
@@ -241,7 +235,7 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
     return absl::FailedPreconditionError(
         absl::StrCat(caller, ": the wheel is shut down"));
   }
-  const int64_t now_ns = DeadlineNowNs();
+  const int64_t now_ns = NowNs();
   absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, d, caller);
   if (!deadline.ok()) return deadline.status();
 
@@ -407,7 +401,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
     }
   } done{this};
   if (closed_.load(std::memory_order_seq_cst)) return false;
-  const int64_t now_ns = DeadlineNowNs();
+  const int64_t now_ns = NowNs();
   absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, d, "Reset");
   if (!deadline.ok()) return Stop(node);
 
@@ -625,9 +619,7 @@ void Engine::RunTask(const WorkerPool::Task& task, int worker) {
     return;
   }
   if (!periodic) CountRetired();
-  // DeadlineNowNs: at most about 0.1 ms later than NowNs, never earlier, so
-  // the lateness recorded is never below the true one.
-  lateness_[worker]->Record(DeadlineNowNs() - task.deadline_ns);
+  lateness_[worker]->Record(NowNs() - task.deadline_ns);
   tls_engine = this;
   tls_node = node;
   try {

@@ -231,9 +231,6 @@ class Engine {
   // Nanoseconds since the origin, now. For the SteadyClock it reads
   // std::chrono::steady_clock directly: one vDSO call, no Duration math.
   int64_t NowNs() const;
-  // For deadlines only: NowNs or a little later, never earlier. For the
-  // SteadyClock a scaled TSC read (fast_clock.h), half the cost of NowNs.
-  int64_t DeadlineNowNs() const;
   // `now_ns + d` as a deadline, or InvalidArgument when it is out of range.
   absl::StatusOr<int64_t> DeadlineAfter(int64_t now_ns, absl::Duration d,
                                         const char* caller) const;
