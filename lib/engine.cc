@@ -25,9 +25,28 @@ constexpr size_t kFlushSlice = 4096;
 // The advancer keeps its array for detached nodes up to this capacity.
 constexpr size_t kKeptDetachedCapacity = size_t{1} << 16;
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
-// The engine and timer whose callback this thread is running, if any.
+// The engine and timer whose callback this thread is running, if any. A
+// callback run inside another (an inline executor) sets them for its run and
+// gives the outer run's back when it returns (ScopedCallback).
 thread_local const Engine* tls_engine = nullptr;
 thread_local TimerNode* tls_node = nullptr;
+
+class ScopedCallback {
+ public:
+  ScopedCallback(const Engine* engine, TimerNode* node)
+      : engine_(std::exchange(tls_engine, engine)),
+        node_(std::exchange(tls_node, node)) {}
+  ScopedCallback(const ScopedCallback&) = delete;
+  ScopedCallback& operator=(const ScopedCallback&) = delete;
+  ~ScopedCallback() {
+    tls_engine = engine_;
+    tls_node = node_;
+  }
+
+ private:
+  const Engine* const engine_;
+  TimerNode* const node_;
+};
 // Resets this thread is inside (one may run a callback inline, through an
 // executor, which then calls Shutdown: Shutdown must not wait for those).
 thread_local int64_t tls_resets_in_flight = 0;
@@ -74,6 +93,11 @@ absl::Status ValidateOptions(const Options& options) {
 
 }  // namespace
 
+bool Engine::LaterExpiration::operator()(const DelayQueue::Entry& a,
+                                         const DelayQueue::Entry& b) const {
+  return ExpirationOf(a) > ExpirationOf(b);
+}
+
 absl::StatusOr<Engine*> Engine::Create(Options options) {
   if (absl::Status status = ValidateOptions(options); !status.ok()) {
     return status;
@@ -83,12 +107,13 @@ absl::StatusOr<Engine*> Engine::Create(Options options) {
     options.workers =
         std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }
-  auto* engine = new Engine(options, options.clock->Now());
+  const absl::Duration origin = options.clock->Now();
+  auto* engine = new Engine(std::move(options), origin);
   engine->Start();
   return engine;
 }
 
-Engine::Engine(const Options& options, absl::Duration origin)
+Engine::Engine(Options options, absl::Duration origin)
     : clock_(options.clock),
       origin_(origin),
       steady_(clock_ == SteadyClock()),
@@ -97,7 +122,8 @@ Engine::Engine(const Options& options, absl::Duration origin)
       max_deadline_ns_(kMaxInt64 / tick_ns_ * tick_ns_),
       max_pending_(options.max_pending),
       workers_(options.workers),
-      executor_(options.executor),
+      executor_(std::move(options.executor)),
+      failures_(std::move(options.on_failure)),
       queue_(clock_, origin_, tick_ns_),
       lanes_(LaneCount()) {
   for (std::unique_ptr<Lane>& lane : lanes_) {
@@ -128,6 +154,9 @@ Engine::HandedOffTask::~HandedOffTask() {
     if (task->node->CasState(
             expected, MakeStateWord(task->generation, State::kStopped))) {
       engine_->CountStopped();
+      engine_->executor_dropped_.fetch_add(1, std::memory_order_relaxed);
+      engine_->failures_.Report(Failure::Kind::kTaskDropped,
+                                "the task was destroyed without being called");
     }
     task->node->Unref();
   }
@@ -148,10 +177,8 @@ void Engine::Start() {
   if (executor_) {
     // The user's executor runs the callbacks: no worker threads.
     lateness_.push_back(std::make_unique<LatencyHistogram>());
-    pool_ = std::make_unique<WorkerPool>(run, [this](uint64_t id) {
-      Ref();  // released by the HandedOffTask
-      executor_(HandedOffTask(this, id));
-    });
+    pool_ = std::make_unique<WorkerPool>(
+        run, [this](uint64_t id) { HandOffToExecutor(id); });
   } else {
     for (int i = 0; i < workers_; ++i) {
       lateness_.push_back(std::make_unique<LatencyHistogram>());
@@ -168,6 +195,28 @@ void Engine::Start() {
     AdvancerLoop();
     Unref();
   });
+}
+
+void Engine::HandOffToExecutor(uint64_t id) {
+  Ref();  // released by the HandedOffTask
+  try {
+    executor_(HandedOffTask(this, id));
+  } catch (...) {
+    // The task went with the exception (then its destructor dropped it), or
+    // the executor kept it and will still call it.
+    executor_threw_.fetch_add(1, std::memory_order_relaxed);
+    failures_.Report(Failure::Kind::kExecutorThrew,
+                     FailureReporter::CurrentExceptionText());
+  }
+}
+
+void Engine::JoinOrDetach(std::thread* thread) {
+  if (!thread->joinable()) return;
+  if (thread->get_id() == std::this_thread::get_id()) {
+    thread->detach();
+  } else {
+    thread->join();
+  }
 }
 
 void Engine::Unref() {
@@ -276,14 +325,15 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
 
 Engine::ArmResult Engine::Arm(TimerNode* node, int64_t deadline_ns,
                               int64_t now_ns, uint64_t gen,
-                              std::vector<WorkerPool::Task>* batch) {
+                              std::vector<WorkerPool::Task>* batch,
+                              bool recheck) {
   node->deadline_ns = deadline_ns;
   if (deadline_ns <= now_ns) return Dispatch(node, gen, batch);
-  return Place(node, CeilDiv(deadline_ns, tick_ns_), gen, batch);
+  return Place(node, CeilDiv(deadline_ns, tick_ns_), gen, recheck, batch);
 }
 
 Engine::ArmResult Engine::Place(TimerNode* node, int64_t expiration_tick,
-                                uint64_t gen,
+                                uint64_t gen, bool recheck,
                                 std::vector<WorkerPool::Task>* batch) {
   WheelLevel* const lowest = lanes_[node->lane]->level0.get();
   WheelLevel* level = lowest;
@@ -291,7 +341,7 @@ Engine::ArmResult Engine::Place(TimerNode* node, int64_t expiration_tick,
     level = level->Locate(expiration_tick);
     switch (level->Add(node, expiration_tick, gen)) {
       case WheelLevel::AddResult::kAdded:
-        return ArmResult::kArmed;
+        return recheck ? ConfirmLinked(node, gen) : ArmResult::kArmed;
       case WheelLevel::AddResult::kDue:
         return Dispatch(node, gen, batch);
       case WheelLevel::AddResult::kClosed:
@@ -304,6 +354,24 @@ Engine::ArmResult Engine::Place(TimerNode* node, int64_t expiration_tick,
         break;
     }
   }
+}
+
+Engine::ArmResult Engine::ConfirmLinked(TimerNode* node, uint64_t gen) {
+  // A Stop changes the state, then reads `where`; this linker set `where`,
+  // then reads the state here. Both are read-modify-writes or follow one on
+  // the same atomic (Stop's CAS, this fetch_or), which the state's
+  // modification order puts one before the other: if the Stop came first,
+  // this sees it; if this came first, the Stop's CAS reads from it
+  // (acquire) and so sees `where`, set before it (release). Either way one
+  // of the two unlinks a stopped node: no stopped callback stays in a bucket
+  // until its flush, up to an upper level's tick later.
+  const uint64_t word = node->state.fetch_or(0, std::memory_order_acq_rel);
+  if (word == MakeStateWord(gen, State::kPending)) return ArmResult::kArmed;
+  Bucket* bucket = node->where.load(std::memory_order_acquire);
+  if (bucket != nullptr && bucket->level()->Remove(node, bucket, gen)) {
+    return ArmResult::kDropped;  // the caller's reference comes back
+  }
+  return ArmResult::kArmed;  // the Stop unlinked it, with its reference
 }
 
 Engine::ArmResult Engine::Dispatch(TimerNode* node, uint64_t gen,
@@ -498,38 +566,35 @@ void Engine::PollerLoop() {
 
 void Engine::AdvancerLoop() {
   SetCurrentThreadName("tw-advancer");
-  std::deque<DelayQueue::Entry> ready;  // released, not yet flushed
+  ReadyBuckets ready;  // released, not yet flushed
   FlushScratch outer;
   FlushScratch nested;
-  for (;;) {
+  // Shut down, the advancer stops even with buckets left: Shutdown cancels
+  // their timers (when a callback inline on this thread shut the wheel
+  // down, Shutdown returned meanwhile).
+  while (!closed_.load(std::memory_order_acquire)) {
     if (ready.empty()) {
       MutexLock lock(&inbox_mu_);
       while (inbox_.empty() && !inbox_closed_) inbox_cv_.Wait(&inbox_mu_);
       if (inbox_closed_) break;
-      ready.swap(inbox_);
+      for (const DelayQueue::Entry& entry : inbox_) ready.push(entry);
+      inbox_.clear();
     }
-    // The bucket whose timers come due first; a level >= 1 bucket is
-    // released early, so release order is not expiration order.
-    const auto first = std::min_element(
-        ready.begin(), ready.end(),
-        [](const DelayQueue::Entry& a, const DelayQueue::Entry& b) {
-          return ExpirationOf(a) < ExpirationOf(b);
-        });
-    const DelayQueue::Entry entry = *first;
-    ready.erase(first);
+    const DelayQueue::Entry entry = ready.top();
+    ready.pop();
     Flush(entry, &outer, &nested, &ready);
   }
 }
 
-void Engine::TakeInbox(std::deque<DelayQueue::Entry>* ready) {
+void Engine::TakeInbox(ReadyBuckets* ready) {
   MutexLock lock(&inbox_mu_);
   if (inbox_closed_) return;
-  ready->insert(ready->end(), inbox_.begin(), inbox_.end());
+  for (const DelayQueue::Entry& entry : inbox_) ready->push(entry);
   inbox_.clear();
 }
 
 void Engine::Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
-                   FlushScratch* nested, std::deque<DelayQueue::Entry>* ready) {
+                   FlushScratch* nested, ReadyBuckets* ready) {
   for (const std::unique_ptr<Lane>& lane : lanes_) {
     lane->level0->Advance(entry.release_tick);
   }
@@ -557,13 +622,9 @@ void Engine::Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
       TakeInbox(ready);
       const int64_t expiration = ExpirationOf(entry);
       bool flushed = false;
-      for (auto it = ready->begin(); it != ready->end();) {
-        if (ExpirationOf(*it) > expiration) {
-          ++it;
-          continue;
-        }
-        const DelayQueue::Entry due = *it;
-        it = ready->erase(it);
+      while (!ready->empty() && ExpirationOf(ready->top()) <= expiration) {
+        const DelayQueue::Entry due = ready->top();
+        ready->pop();
         Flush(due, nested, nullptr, nullptr);
         flushed = true;
       }
@@ -620,15 +681,14 @@ void Engine::RunTask(const WorkerPool::Task& task, int worker) {
   }
   if (!periodic) CountRetired();
   lateness_[worker]->Record(NowNs() - task.deadline_ns);
-  tls_engine = this;
-  tls_node = node;
   try {
+    ScopedCallback current(this, node);
     node->callback();
   } catch (...) {
     thrown_.Add(1);
+    failures_.Report(Failure::Kind::kCallbackThrew,
+                     FailureReporter::CurrentExceptionText());
   }
-  tls_node = nullptr;
-  tls_engine = nullptr;
   std::optional<int64_t> next_ns;
   if (periodic) next_ns = NextRun(node, task.deadline_ns);
   if (!AfterRun(node, task.generation, next_ns)) node->Unref();
@@ -644,7 +704,9 @@ std::optional<int64_t> Engine::NextRun(TimerNode* node, int64_t deadline_ns) {
       next = node->scheduler->Next(origin_ + absl::Nanoseconds(deadline_ns),
                                    origin_ + absl::Nanoseconds(now_ns));
     } catch (...) {
-      thrown_.Add(1);
+      schedulers_thrown_.fetch_add(1, std::memory_order_relaxed);
+      failures_.Report(Failure::Kind::kSchedulerThrew,
+                       FailureReporter::CurrentExceptionText());
       return std::nullopt;
     }
     if (!next.has_value()) return std::nullopt;
@@ -753,8 +815,12 @@ int64_t Engine::Shutdown() {
     inbox_closed_ = true;
     inbox_cv_.NotifyAll();
   }
-  poller_.join();
-  advancer_.join();
+  // A callback run inline on the advancer (the user's executor) may be the
+  // caller: that thread cannot join itself. It is detached; it finds the
+  // wheel closed when the callback returns, cancels what it still holds
+  // (counted in Stats::cancelled) and exits.
+  JoinOrDetach(&poller_);
+  JoinOrDetach(&advancer_);
 
   // Nothing moves timers any more but callers' Stop and Reset, which the
   // node states arbitrate. Cancel what is in the buckets and the pool queue.
@@ -817,8 +883,14 @@ Stats Engine::GetStats() const {
   stats.pending = Pending();
   stats.scheduled = scheduled_.Sum();
   stats.stopped = stopped_.Sum();
-  stats.cancelled = cancelled_.load(std::memory_order_relaxed);
+  // Shutdown moves the cancels made after it closed the wheel into
+  // cancelled_; those a detached advancer makes later stay in the other.
+  stats.cancelled = cancelled_.load(std::memory_order_relaxed) +
+                    cancelled_after_run_.load(std::memory_order_relaxed);
   stats.callbacks_thrown = thrown_.Sum();
+  stats.schedulers_thrown = schedulers_thrown_.load(std::memory_order_relaxed);
+  stats.executor_threw = executor_threw_.load(std::memory_order_relaxed);
+  stats.executor_dropped = executor_dropped_.load(std::memory_order_relaxed);
   stats.worker_queue_depth = pool_->QueueDepth();
   for (const std::unique_ptr<Lane>& lane : lanes_) {
     int levels = 0;

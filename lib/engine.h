@@ -62,9 +62,9 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -74,11 +74,13 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "delay_queue.h"
+#include "failure_report.h"
 #include "mutex.h"
 #include "node_pool.h"
 #include "stats.h"
 #include "timer_state.h"
-#include "timingwheel/timingwheel.h"
+#include "timingwheel/options.h"
+#include "timingwheel/scheduler.h"
 #include "wheel_level.h"
 #include "worker_pool.h"
 
@@ -174,15 +176,31 @@ class Engine {
     kClosed,   // shut down: the node is unarmed, still (gen, kPending)
   };
 
-  Engine(const Options& options, absl::Duration origin);
+  Engine(Options options, absl::Duration origin);
   ~Engine();
 
   void Start();
+  // Joins `thread`, or detaches it when it is the calling thread (a callback
+  // run inline on the advancer by the user's executor shut the wheel down).
+  static void JoinOrDetach(std::thread* thread);
+  // Hands one due timer to the user's executor (executor mode).
+  void HandOffToExecutor(uint64_t id);
   // The lane of the calling thread: threads are numbered round-robin on
   // first use.
   int ThisThreadLane() const;
   void PollerLoop();
   void AdvancerLoop();
+  // The buckets released and not yet flushed, the one whose timers come due
+  // first on top: a level >= 1 bucket is released early, so release order is
+  // not expiration order. A heap, so that thousands released at once (a
+  // clock jump, a stalled process) cost O(log n) each.
+  struct LaterExpiration {
+    bool operator()(const DelayQueue::Entry& a,
+                    const DelayQueue::Entry& b) const;
+  };
+  using ReadyBuckets =
+      std::priority_queue<DelayQueue::Entry, std::vector<DelayQueue::Entry>,
+                          LaterExpiration>;
   // The advancer's arrays for one bucket's flush, kept between flushes.
   struct FlushScratch {
     std::vector<TimerNode*> detached;
@@ -195,13 +213,13 @@ class Engine {
   // into `ready` and flushes those of them that expire no later than this
   // one, each in full with `nested`'s arrays.
   void Flush(const DelayQueue::Entry& entry, FlushScratch* scratch,
-             FlushScratch* nested, std::deque<DelayQueue::Entry>* ready);
+             FlushScratch* nested, ReadyBuckets* ready);
   // One timer of a flushed bucket, in transit: placed again or dispatched
   // (into the scratch batch) if still pending, else into the scratch's
   // dropped list. Takes the node lock.
   void PlaceAgain(TimerNode* node, int64_t now_ns, FlushScratch* scratch);
-  // Appends the inbox's entries to `ready` (none once it is closed).
-  void TakeInbox(std::deque<DelayQueue::Entry>* ready);
+  // Moves the inbox's entries into `ready` (none once it is closed).
+  void TakeInbox(ReadyBuckets* ready);
   void RunTask(const WorkerPool::Task& task, int worker);
   // The pending count. With max_pending it is one exact atomic; without, it
   // is derived, scheduled - stopped - retired, so that an AfterFunc and a
@@ -240,23 +258,31 @@ class Engine {
   // it holds no lock). The node is in state (gen, kPending) and the caller
   // hands over one reference.
   ArmResult Arm(TimerNode* node, int64_t deadline_ns, int64_t now_ns,
-                uint64_t gen, std::vector<WorkerPool::Task>* batch)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+                uint64_t gen, std::vector<WorkerPool::Task>* batch,
+                bool recheck = true) ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   // Arm for a node that no other thread can see yet: it needs no node lock,
   // since it becomes visible only through the level (or pool) mutex that
   // publishes it, and the caller touches it no more after that.
   ArmResult ArmNew(TimerNode* node, int64_t deadline_ns, int64_t now_ns,
                    std::vector<WorkerPool::Task>* batch)
       ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    return Arm(node, deadline_ns, now_ns, 0, batch);
+    return Arm(node, deadline_ns, now_ns, 0, batch, /*recheck=*/false);
   }
   // Hands due timers to the workers; if the wheel was shut down meanwhile,
   // cancels them (Shutdown counts them). Call with no lock held.
   void SubmitBatch(std::vector<WorkerPool::Task>* batch);
   // Links the node at `expiration_tick`, or dispatches it when due.
-  // In the node's lane.
+  // In the node's lane. With `recheck` (a node whose handle is out: a Stop
+  // or Shutdown may end this arm while it is being linked) it confirms the
+  // arm after linking and unlinks it again if it ended (kDropped), so that
+  // no stopped node stays in a bucket.
   ArmResult Place(TimerNode* node, int64_t expiration_tick, uint64_t gen,
-                  std::vector<WorkerPool::Task>* batch)
+                  bool recheck, std::vector<WorkerPool::Task>* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+  // After Place linked the node for arm `gen`: kArmed if that arm is still
+  // pending (or a Stop took the node out), kDropped if it ended meanwhile
+  // and this call took it out of its bucket again.
+  ArmResult ConfirmLinked(TimerNode* node, uint64_t gen)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   ArmResult Dispatch(TimerNode* node, uint64_t gen,
                      std::vector<WorkerPool::Task>* batch)
@@ -288,7 +314,8 @@ class Engine {
   const int64_t max_deadline_ns_;
   const int64_t max_pending_;
   const int workers_;
-  const std::function<void(absl::AnyInvocable<void()>)> executor_;
+  const absl::AnyInvocable<void(absl::AnyInvocable<void()>) const> executor_;
+  const FailureReporter failures_;
 
   // The memory of this engine's nodes; it goes with the engine, after the
   // last node.
@@ -300,6 +327,9 @@ class Engine {
   ShardedCounter stopped_;    // Stop() calls that returned true
   ShardedCounter retired_;    // see CountRetired; without max_pending only
   ShardedCounter thrown_;
+  std::atomic<int64_t> schedulers_thrown_{0};
+  std::atomic<int64_t> executor_threw_{0};
+  std::atomic<int64_t> executor_dropped_{0};
   ShardedCounter resets_in_flight_;    // seq_cst; see Reset and Shutdown
   std::atomic<int64_t> cancelled_{0};  // by Shutdown
   // Lateness (start - deadline) of every callback started, one per worker.

@@ -13,8 +13,45 @@
 namespace timingwheel::internal {
 namespace {
 
-// The pool whose task this thread is running, if any.
-thread_local const WorkerPool* tls_running_pool = nullptr;
+// The tasks this thread is running, innermost first (see "Thread-locals").
+struct RunFrame {
+  const WorkerPool* pool;
+  const RunFrame* outer;
+};
+thread_local const RunFrame* tls_runs = nullptr;
+
+// Pushes a run frame for its lifetime.
+class ScopedRun {
+ public:
+  explicit ScopedRun(const WorkerPool* pool) : frame_{pool, tls_runs} {
+    tls_runs = &frame_;
+  }
+  ScopedRun(const ScopedRun&) = delete;
+  ScopedRun& operator=(const ScopedRun&) = delete;
+  ~ScopedRun() { tls_runs = frame_.outer; }
+
+ private:
+  const RunFrame frame_;
+};
+
+// How many of the runs on this thread are `pool`'s.
+int64_t RunsOnThisThread(const WorkerPool* pool) {
+  int64_t runs = 0;
+  for (const RunFrame* frame = tls_runs; frame != nullptr;
+       frame = frame->outer) {
+    if (frame->pool == pool) ++runs;
+  }
+  return runs;
+}
+
+// A hand-off in progress on this thread, and the ids that Submits made
+// inside it queued for it (see "Re-entrant hand-offs").
+struct HandOffFrame {
+  const WorkerPool* pool;
+  std::deque<uint64_t> queued;
+  HandOffFrame* outer;
+};
+thread_local HandOffFrame* tls_hand_offs = nullptr;
 
 // The most tasks a worker takes from the queue at once (it runs one and
 // stashes the others).
@@ -58,9 +95,10 @@ void WorkerPool::RunHandedOff(uint64_t id) {
     handed_off_.erase(it);
     ++running_;
   }
-  tls_running_pool = this;
-  run_(task, 0);
-  tls_running_pool = nullptr;
+  {
+    ScopedRun scoped(this);
+    run_(task, 0);
+  }
   MutexLock lock(&mu_);
   --running_;
   idle_cv_.NotifyAll();
@@ -89,7 +127,7 @@ bool WorkerPool::Submit(std::vector<Task>* tasks) {
       }
     }
     tasks->clear();
-    for (uint64_t id : ids) hand_off_(id);
+    HandOff(std::move(ids));
     return true;
   }
   MutexLock lock(&mu_);
@@ -115,6 +153,28 @@ bool WorkerPool::Submit(Task task) {
   queue_.push_back(task);
   cv_.NotifyOne();
   return true;
+}
+
+void WorkerPool::HandOff(std::vector<uint64_t> ids) {
+  for (HandOffFrame* frame = tls_hand_offs; frame != nullptr;
+       frame = frame->outer) {
+    if (frame->pool == this) {
+      frame->queued.insert(frame->queued.end(), ids.begin(), ids.end());
+      return;
+    }
+  }
+  HandOffFrame frame{this, std::deque<uint64_t>(ids.begin(), ids.end()),
+                     tls_hand_offs};
+  tls_hand_offs = &frame;
+  struct Pop {
+    HandOffFrame* outer;
+    ~Pop() { tls_hand_offs = outer; }
+  } pop{frame.outer};
+  while (!frame.queued.empty()) {
+    const uint64_t id = frame.queued.front();
+    frame.queued.pop_front();
+    hand_off_(id);
+  }
 }
 
 void WorkerPool::Loop(int index) {
@@ -143,9 +203,8 @@ void WorkerPool::Loop(int index) {
         ++running_;
       }
     }
-    tls_running_pool = this;
+    ScopedRun scoped(this);
     run_(task, index);
-    tls_running_pool = nullptr;
   }
   // A copy: the last act of the thread may destroy the pool.
   std::function<void()> on_exit = on_thread_exit_;
@@ -235,7 +294,7 @@ std::vector<WorkerPool::Task> WorkerPool::Close() {
 }
 
 void WorkerPool::WaitNoneRunning() {
-  const int64_t own = tls_running_pool == this ? 1 : 0;
+  const int64_t own = RunsOnThisThread(this);
   MutexLock lock(&mu_);
   while (running_ > own) idle_cv_.Wait(&mu_);
 }

@@ -31,6 +31,14 @@
 // unrun). Close takes back the tasks not started, as for the queue, and Join
 // waits until no task runs.
 //
+// Re-entrant hand-offs. An executor may run a task inline, inside
+// `hand_off`; that task's callback (or its re-arm) may submit again. A Submit
+// made on a thread that is already inside a `hand_off` of this pool does not
+// call `hand_off` itself: it queues its ids on that outer hand-off, which
+// hands them on, in order, once its own `hand_off` call returned. So a
+// callback that keeps re-arming itself due, under an inline executor, runs
+// in a loop on one stack frame, not one frame deeper per run.
+//
 // A task names a timer node and the generation it was dispatched with; the
 // pool only calls `run` with it. Whether the callback really starts (it may
 // have been stopped or reset since) is decided by the runner.
@@ -54,6 +62,12 @@
 // only a Submit makes new work, and it wakes a waiting worker (all of them
 // for a batch of several tasks). The owner of a stash pops from it without
 // `mu_`; others only take from it under `mu_` (stealing, Close).
+//
+// Thread-locals. A thread records each task it is running (of any pool) in
+// a chain of frames that each run pushes and pops (RAII), so a task run
+// inside another (an inline executor) restores the outer run's frame when it
+// returns, and WaitNoneRunning knows how many of the runs still going are the
+// caller's own.
 //
 // Thread-safety: thread-safe. Close hands back the tasks not started (the
 // stashes' and the queue's); Join waits for the threads (all but the calling
@@ -121,8 +135,9 @@ class WorkerPool {
   void Join() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Waits until no worker is active (see above) and no handed-off task runs,
-  // but the caller's own worker or task (when it runs one). Unless the pool
-  // is closed, that includes the queued and stashed tasks being run.
+  // but the caller's own worker or tasks (when it runs some, nested ones
+  // included). Unless the pool is closed, that includes the queued and
+  // stashed tasks being run.
   void WaitNoneRunning() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Tasks queued, stashed or handed off, plus the active workers and the
@@ -146,6 +161,9 @@ class WorkerPool {
   };
 
   void Loop(int index) ABSL_LOCKS_EXCLUDED(mu_);
+  // Executor mode: hands `ids` to `hand_off_`, or queues them on this
+  // thread's hand-off of this pool in progress (see "Re-entrant hand-offs").
+  void HandOff(std::vector<uint64_t> ids) ABSL_LOCKS_EXCLUDED(mu_);
   // Takes the task at the front of worker `index`'s stash into `*task`.
   // Returns false if the stash is empty.
   bool PopStash(int index, Task* task) ABSL_LOCKS_EXCLUDED(mu_);

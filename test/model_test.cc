@@ -615,7 +615,7 @@ class SeedRun {
     options.wheel_size = wheel_size_;
     options.workers = workers;
     absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
-        TimingWheel::Create(options);
+        TimingWheel::Create(std::move(options));
     if (!wheel.ok()) {
       create_error_ = wheel.status().ToString();
       return;

@@ -8,7 +8,7 @@ int main() {
   // One wheel serves the whole process: 1 ms resolution by default.
   timingwheel::Options options;
   options.workers = 2;  // threads that run callbacks
-  auto wheel = timingwheel::TimingWheel::Create(options);
+  auto wheel = timingwheel::TimingWheel::Create(std::move(options));
   if (!wheel.ok()) {
     std::cerr << wheel.status() << "\n";
     return 1;

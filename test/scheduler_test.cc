@@ -112,7 +112,7 @@ class ScheduleFuncTest : public ::testing::Test {
     Options options;
     options.clock = clock_;
     options.workers = 1;
-    wheel_ = TimingWheel::Create(options).value();
+    wheel_ = TimingWheel::Create(std::move(options)).value();
   }
   // Advances 1 ms at a time up to `ms` since the start; records the times
   // (in ms) at which `runs_` grew.

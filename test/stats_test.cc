@@ -102,7 +102,7 @@ TEST(GetStatsTest, CountersAndLatenessFollowWhatHappened) {
   options.clock = clock;
   options.workers = 1;
   options.tick = absl::Milliseconds(1);
-  auto wheel = TimingWheel::Create(options).value();
+  auto wheel = TimingWheel::Create(std::move(options)).value();
 
   // An unaligned deadline: 0.5 ms, fires at the 1 ms tick, 0.5 ms late.
   ASSERT_TRUE(wheel->AfterFunc(absl::Microseconds(500), [] {}).ok());

@@ -134,7 +134,7 @@ Outcome RunTimers(int rounds, int per_round) {
     Options options;
     options.tick = absl::Microseconds(100);
     options.workers = 2;
-    auto wheel = TimingWheel::Create(options).value();
+    auto wheel = TimingWheel::Create(std::move(options)).value();
     for (int round = 0; round < rounds; ++round) {
       for (int i = 0; i < per_round; ++i) {
         const int64_t d_ns = 200'000 + (round * per_round + i) % 19 * 100'000;

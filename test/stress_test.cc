@@ -19,6 +19,10 @@
 //     fired - stopped, and no callback starts after it returned.
 //   * ManyTimersFromTwoThreadsRealClock: 200k timers over 200 ms on the
 //     steady clock: all fire, none early.
+//   * StoppedWhileCascadingKeepsNoCallback: a big level-3 bucket cascades
+//     while another thread stops every one of its timers: once every Stop
+//     returned true, the handles are gone and the wheel is idle, no part of
+//     the wheel holds a callback (counted by the captures still alive).
 
 #include <algorithm>
 #include <atomic>
@@ -54,7 +58,7 @@ std::unique_ptr<TimingWheel> MakeWheel(std::shared_ptr<Clock> clock,
   options.wheel_size = wheel_size;
   options.workers = workers;
   absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
-      TimingWheel::Create(options);
+      TimingWheel::Create(std::move(options));
   EXPECT_TRUE(wheel.ok()) << wheel.status();
   return wheel.ok() ? *std::move(wheel) : nullptr;
 }
@@ -577,7 +581,7 @@ TEST(StressTest, ManyTimersFromTwoThreadsRealClock) {
   options.tick = kTick;
   options.workers = 2;
   absl::StatusOr<std::unique_ptr<TimingWheel>> created =
-      TimingWheel::Create(options);
+      TimingWheel::Create(std::move(options));
   ASSERT_TRUE(created.ok());
   std::unique_ptr<TimingWheel> wheel = *std::move(created);
   const std::shared_ptr<Clock> clock = SteadyClock();
@@ -615,6 +619,67 @@ TEST(StressTest, ManyTimersFromTwoThreadsRealClock) {
       << "worst: " << worst_early_ns.load() << "ns early";
   EXPECT_EQ(wheel->Pending(), 0);
   EXPECT_EQ(wheel->Shutdown(), 0);
+}
+
+// A capture that counts how many copies of it are alive.
+class CountedCapture {
+ public:
+  explicit CountedCapture(std::atomic<int64_t>* live) : live_(live) {
+    live_->fetch_add(1, std::memory_order_relaxed);
+  }
+  CountedCapture(const CountedCapture& other) : live_(other.live_) {
+    live_->fetch_add(1, std::memory_order_relaxed);
+  }
+  CountedCapture& operator=(const CountedCapture&) = delete;
+  ~CountedCapture() { live_->fetch_sub(1, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t>* const live_;
+};
+
+TEST(StressTest, StoppedWhileCascadingKeepsNoCallback) {
+  // Deadlines 16.0 .. 16.4 s all sit in one level-3 bucket (tick 8 s) that
+  // is released at 15.6 s and cascades into level 1; a Stop that raced the
+  // cascade of its timer used to leave it linked there, callback and
+  // captures included, until that bucket's flush.
+  const int timers = kSanitized ? 20'000 : 100'000;
+  const int rounds = kSanitized ? 4 : 10;
+  for (int round = 0; round < rounds; ++round) {
+    std::atomic<int64_t> live{0};
+    auto clock = std::make_shared<ManualClock>();
+    std::unique_ptr<TimingWheel> wheel =
+        MakeWheel(clock, kTick, /*wheel_size=*/20, /*workers=*/1);
+    ASSERT_NE(wheel, nullptr);
+    std::vector<Timer> handles;
+    handles.reserve(timers);
+    for (int i = 0; i < timers; ++i) {
+      CountedCapture capture(&live);
+      handles.push_back(
+          wheel->AfterFunc(absl::Milliseconds(16000 + i % 400), [capture] {})
+              .value());
+    }
+    ASSERT_EQ(live.load(), timers);
+    std::atomic<bool> go{false};
+    std::atomic<int> stopped{0};
+    // In a random order: each Stop lands anywhere in the cascade, so some
+    // land between the advancer's look at a timer's state and its linking.
+    std::vector<Timer*> order;
+    for (Timer& handle : handles) order.push_back(&handle);
+    std::shuffle(order.begin(), order.end(), std::mt19937(round));
+    std::thread stopper([&] {
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      for (Timer* handle : order) stopped += handle->Stop() ? 1 : 0;
+    });
+    clock->Advance(absl::Milliseconds(15600));  // the cascade starts
+    go.store(true, std::memory_order_release);
+    stopper.join();
+    TimingWheelTestPeer::WaitIdle(*wheel);
+    ASSERT_EQ(stopped.load(), timers) << "round " << round;
+    handles.clear();
+    EXPECT_EQ(live.load(), 0)
+        << "round " << round << ": callbacks of stopped timers still held";
+    EXPECT_EQ(wheel->Pending(), 0);
+  }
 }
 
 }  // namespace

@@ -14,12 +14,17 @@
 // `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock and
 // an Advance that moves the clock and waits until the wheel is quiescent.
 //
+// `Event` is a one-shot notification on std::mutex (absl::Notification is
+// invisible to ThreadSanitizer with Debian's Abseil; see STYLE.md) whose wait
+// is bounded, so that a failing test fails instead of hanging.
+//
 // `RunLog` records the clock readings at which one timer's callback ran, for
 // the stress and model tests to compare with what the contract allows.
 
 #ifndef TIMINGWHEEL_TEST_TEST_UTIL_H_
 #define TIMINGWHEEL_TEST_TEST_UTIL_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -69,7 +74,7 @@ class ManualWheelTest : public Base {
     Options options;
     options.clock = clock_;
     options.workers = kWorkers;
-    wheel_ = TimingWheel::Create(options).value();
+    wheel_ = TimingWheel::Create(std::move(options)).value();
   }
   // Moves the clock by `d` and waits until everything due has run.
   void Advance(absl::Duration d) {
@@ -122,6 +127,26 @@ class IdleEngine {
  private:
   internal::Engine* engine_;
   std::vector<internal::TimerNode*> nodes_;
+};
+
+class Event {
+ public:
+  void Notify() {
+    std::lock_guard<std::mutex> lock(mu_);
+    notified_ = true;
+    cv_.notify_all();
+  }
+  // True once notified; false if `limit` passed first.
+  [[nodiscard]] bool Wait(absl::Duration limit = absl::Seconds(60)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, absl::ToChronoNanoseconds(limit),
+                        [this] { return notified_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool notified_ = false;
 };
 
 // The clock readings at which one timer's callback ran.

@@ -67,7 +67,7 @@ TEST(UptimeLimitTest, At146YearsTimersStillFireAndTheRangeEndIsAnError) {
   Options options;
   options.clock = clock;
   options.workers = 1;
-  auto wheel = TimingWheel::Create(options).value();
+  auto wheel = TimingWheel::Create(std::move(options)).value();
   // About 146 years, rounded down to the tick so that the deadlines below
   // are tick-aligned and fire exactly when the clock reaches them.
   constexpr int64_t kTickNs = 1000000;
@@ -107,7 +107,7 @@ TEST(BacklogTest, ASaturatedPoolLosesNothingAndShowsItsBacklogInStats) {
   Options options;
   options.clock = clock;
   options.workers = 1;
-  auto wheel = TimingWheel::Create(options).value();
+  auto wheel = TimingWheel::Create(std::move(options)).value();
 
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();

@@ -1253,7 +1253,7 @@ std::unique_ptr<TimingWheel> NewWheel(std::shared_ptr<ManualClock> clock) {
   options.wheel_size = 4;
   options.workers = 2;
   absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
-      TimingWheel::Create(options);
+      TimingWheel::Create(std::move(options));
   EXPECT_TRUE(wheel.ok()) << wheel.status();
   return wheel.ok() ? std::move(*wheel) : nullptr;
 }

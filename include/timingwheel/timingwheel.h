@@ -71,6 +71,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "timingwheel/clock.h"
+#include "timingwheel/options.h"
 #include "timingwheel/scheduler.h"
 #include "timingwheel/timer.h"
 
@@ -79,49 +80,6 @@ namespace timingwheel {
 namespace internal {
 class Engine;
 }  // namespace internal
-
-struct Options {
-  // Width of a level-0 bucket: the wheel's resolution. At least 1us.
-  absl::Duration tick = absl::Milliseconds(1);
-  // Buckets per level, from 2 to 65536.
-  int wheel_size = 20;
-  // Threads that run callbacks, up to 1024; 0 = hardware_concurrency().
-  int workers = 0;
-  // The time source; nullptr = SteadyClock().
-  std::shared_ptr<Clock> clock;
-  // Most timers pending at once; AfterFunc and Every beyond it fail with
-  // ResourceExhausted. 0 = unlimited.
-  int64_t max_pending = 0;
-  // Runs callbacks on your executor instead of the built-in worker pool
-  // (`workers` is then ignored and no worker thread is started). Each due
-  // timer is handed over as one task: call it once, on any thread, to run the
-  // callback (it does nothing if the timer was stopped meanwhile); destroying
-  // it unrun stops the timer. It may be called inline. Shutdown cancels the
-  // tasks not started yet (they then do nothing) and waits for those running.
-  std::function<void(absl::AnyInvocable<void()> task)> executor;
-};
-
-// A snapshot of a wheel's counters (TimingWheel::GetStats). Exact when the
-// wheel is at rest; a momentary value while timers are being added or fire.
-// For one-shot timers, at rest: pending == scheduled - fired - stopped -
-// cancelled (a periodic timer is scheduled once and fires many times).
-struct Stats {
-  int64_t pending = 0;    // as Pending()
-  int64_t scheduled = 0;  // arms: AfterFunc, Every, Reset of an unarmed timer
-  int64_t fired = 0;      // callbacks started (each run of a periodic timer)
-  int64_t stopped = 0;    // Stop() calls that returned true
-  int64_t cancelled = 0;  // pending timers cancelled by Shutdown()
-  int64_t callbacks_thrown = 0;    // callbacks that threw (caught)
-  int64_t worker_queue_depth = 0;  // due callbacks waiting for a free worker
-  int levels = 0;  // wheel levels created so far (the most of any lane)
-  int64_t queued_buckets = 0;  // buckets in the delay queue
-  // How late callbacks started (start - deadline, by the wheel's clock), over
-  // every callback started so far; within 12.5% (log-linear histogram).
-  absl::Duration lateness_p50;
-  absl::Duration lateness_p99;
-  absl::Duration lateness_p999;
-  absl::Duration lateness_max;
-};
 
 class TimingWheel {
  public:

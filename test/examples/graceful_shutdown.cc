@@ -15,7 +15,7 @@
 int main() {
   timingwheel::Options options;
   options.workers = 2;
-  auto wheel = timingwheel::TimingWheel::Create(options).value();
+  auto wheel = timingwheel::TimingWheel::Create(std::move(options)).value();
 
   // 1000 delayed jobs, each holding a resource that must be released.
   auto resource = std::make_shared<int>(0);

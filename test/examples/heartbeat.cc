@@ -13,7 +13,7 @@
 int main() {
   timingwheel::Options options;
   options.workers = 1;
-  auto wheel = timingwheel::TimingWheel::Create(options).value();
+  auto wheel = timingwheel::TimingWheel::Create(std::move(options)).value();
 
   std::atomic<int> beats{0};
   std::promise<void> done;

@@ -28,7 +28,7 @@ int main() {
   timingwheel::Options options;
   options.clock = clock;  // deterministic; a server would use the default
   options.workers = 1;
-  auto wheel = timingwheel::TimingWheel::Create(options).value();
+  auto wheel = timingwheel::TimingWheel::Create(std::move(options)).value();
 
   const absl::Duration kIdleTimeout = absl::Seconds(30);
   std::vector<std::shared_ptr<Connection>> connections;

@@ -22,7 +22,7 @@ bool TryConnect(int attempt) { return attempt >= 3; }
 int main() {
   timingwheel::Options options;
   options.workers = 1;
-  auto wheel = timingwheel::TimingWheel::Create(options).value();
+  auto wheel = timingwheel::TimingWheel::Create(std::move(options)).value();
 
   timingwheel::BackoffOptions backoff;
   backoff.initial = absl::Milliseconds(10);

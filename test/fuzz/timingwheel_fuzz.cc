@@ -252,7 +252,7 @@ class Fuzzer {
     options.clock = clock_;
     options.max_pending = max_pending_;
     absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
-        TimingWheel::Create(options);
+        TimingWheel::Create(std::move(options));
     if (!wheel.ok()) Fail(absl::StrCat("Create: ", wheel.status().ToString()));
     wheel_ = *std::move(wheel);
 

@@ -1,0 +1,118 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// options.h: what a TimingWheel is made with (Options), what it tells of
+// itself (Stats), and what it reports of failures (Failure).
+//
+// Options is move-only: the executor and the failure hook are
+// absl::AnyInvocable, so they may own move-only state. Pass it with
+// std::move: `TimingWheel::Create(std::move(options))`.
+//
+// Thread-safety: plain values; a wheel copies or moves what it needs when it
+// is created.
+
+#ifndef TIMINGWHEEL_OPTIONS_H_
+#define TIMINGWHEEL_OPTIONS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/time/time.h"
+#include "timingwheel/clock.h"
+
+namespace timingwheel {
+
+// What went wrong, for Options::on_failure.
+struct Failure {
+  enum class Kind {
+    // A timer's callback threw. The exception is caught; a periodic timer
+    // keeps its schedule.
+    kCallbackThrew,
+    // A ScheduleFunc scheduler threw while asked for the next run; the
+    // timer ends (no longer pending).
+    kSchedulerThrew,
+    // Options::executor threw while handed a task.
+    kExecutorThrew,
+    // Options::executor destroyed a task unrun: its timer counts as stopped.
+    kTaskDropped,
+  };
+  Kind kind;
+  // The exception's what(), or a description.
+  std::string what;
+};
+
+struct Options {
+  // Width of a level-0 bucket: the wheel's resolution. At least 1us.
+  absl::Duration tick = absl::Milliseconds(1);
+  // Buckets per level, from 2 to 65536.
+  int wheel_size = 20;
+  // Threads that run callbacks, up to 1024; 0 = hardware_concurrency().
+  int workers = 0;
+  // The time source; nullptr = SteadyClock().
+  std::shared_ptr<Clock> clock;
+  // Most timers pending at once; AfterFunc and Every beyond it fail with
+  // ResourceExhausted. 0 = unlimited.
+  int64_t max_pending = 0;
+  // Runs callbacks on your executor instead of the built-in worker pool
+  // (`workers` is then ignored and no worker thread is started). Each due
+  // timer is handed over as one task: call it once, on any thread, to run the
+  // callback (it does nothing if the timer was stopped meanwhile); destroying
+  // it unrun stops the timer (counted in Stats::stopped and
+  // Stats::executor_dropped, and reported to `on_failure`). Shutdown cancels
+  // the tasks not started yet (they then do nothing) and waits for those
+  // running.
+  //
+  // The executor is called concurrently, from the advancer thread and from
+  // any thread whose AfterFunc, Reset or callback made a timer due at once,
+  // so it must be thread-safe (hence `const`). What it may do:
+  //   * run the task inline, on the calling thread. The callback then runs
+  //     on the wheel's advancer (or the caller's) thread and holds up the
+  //     wheel while it runs. Due timers that such a callback makes (a
+  //     Reset(0) of itself, an AfterFunc(0)) are queued and run after it
+  //     returns, on the same thread, never recursively;
+  //   * queue it to a thread pool, or destroy it (the timer is stopped);
+  //   * throw: the exception is caught, counted (Stats::executor_threw) and
+  //     reported to `on_failure`; a task the throw destroyed is dropped as
+  //     above, and the wheel goes on.
+  // What it must not do: block until callbacks of this wheel have finished
+  // (the advancer would wait for itself), or call the task twice (the second
+  // call does nothing).
+  absl::AnyInvocable<void(absl::AnyInvocable<void()> task) const> executor;
+  // Told of what went wrong where no caller can be told (see Failure). Called
+  // on the thread that saw it, with no lock of the wheel held; it must be
+  // thread-safe. Exceptions it throws are swallowed. Empty (the default): a
+  // line on stderr, at most one a second per wheel, saying how many were
+  // left out meanwhile.
+  absl::AnyInvocable<void(const Failure& failure) const> on_failure;
+};
+
+// A snapshot of a wheel's counters (TimingWheel::GetStats). Exact when the
+// wheel is at rest; a momentary value while timers are being added or fire.
+// For one-shot timers, at rest: pending == scheduled - fired - stopped -
+// cancelled (a periodic timer is scheduled once and fires many times).
+struct Stats {
+  int64_t pending = 0;    // as Pending()
+  int64_t scheduled = 0;  // arms: AfterFunc, Every, Reset of an unarmed timer
+  int64_t fired = 0;      // callbacks started (each run of a periodic timer)
+  int64_t stopped = 0;    // Stop() calls that returned true
+  int64_t cancelled = 0;  // pending timers cancelled by Shutdown()
+  int64_t callbacks_thrown = 0;    // callbacks that threw (caught)
+  int64_t schedulers_thrown = 0;   // ScheduleFunc schedulers that threw
+  int64_t executor_threw = 0;      // calls of Options::executor that threw
+  int64_t executor_dropped = 0;    // tasks it destroyed unrun (also stopped)
+  int64_t worker_queue_depth = 0;  // due callbacks waiting for a free worker
+  int levels = 0;  // wheel levels created so far (the most of any lane)
+  int64_t queued_buckets = 0;  // buckets in the delay queue
+  // How late callbacks started (start - deadline, by the wheel's clock), over
+  // every callback started so far; within 12.5% (log-linear histogram).
+  absl::Duration lateness_p50;
+  absl::Duration lateness_p99;
+  absl::Duration lateness_p999;
+  absl::Duration lateness_max;
+};
+
+}  // namespace timingwheel
+
+#endif  // TIMINGWHEEL_OPTIONS_H_
