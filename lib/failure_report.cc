@@ -45,9 +45,8 @@ void FailureReporter::Report(Failure::Kind kind, std::string what) const {
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
   int64_t last = last_line_ns_.load(std::memory_order_relaxed);
-  if (now - last < kLineEveryNs ||
-      !last_line_ns_.compare_exchange_strong(last, now,
-                                             std::memory_order_relaxed)) {
+  if (now - last < kLineEveryNs || !last_line_ns_.compare_exchange_strong(
+                                       last, now, std::memory_order_relaxed)) {
     left_out_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -57,8 +56,7 @@ void FailureReporter::Report(Failure::Kind kind, std::string what) const {
                  KindText(kind), what.c_str(),
                  static_cast<long long>(left_out));
   } else {
-    std::fprintf(stderr, "timingwheel: %s: %s\n", KindText(kind),
-                 what.c_str());
+    std::fprintf(stderr, "timingwheel: %s: %s\n", KindText(kind), what.c_str());
   }
 }
 

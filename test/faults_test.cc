@@ -155,7 +155,8 @@ TEST(ResetRacingShutdownTest, ShutdownWaitsForTheResetAndCountsItsTimer) {
   Options options;
   options.clock = clock;
   options.workers = 1;
-  std::unique_ptr<TimingWheel> wheel = TimingWheel::Create(std::move(options)).value();
+  std::unique_ptr<TimingWheel> wheel =
+      TimingWheel::Create(std::move(options)).value();
   std::atomic<int> runs{0};
   Timer timer =
       wheel->AfterFunc(absl::Milliseconds(1), [&runs] { ++runs; }).value();

@@ -517,7 +517,7 @@ absl::StatusOr<Report> RunSoak(const Options& o) {
   options.wheel_size = o.wheel_size;
   options.workers = o.workers;
   absl::StatusOr<std::unique_ptr<TimingWheel>> created =
-      TimingWheel::Create(options);
+      TimingWheel::Create(std::move(options));
   if (!created.ok()) return created.status();
   std::unique_ptr<TimingWheel> wheel = *std::move(created);
 
