@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // asio_timer.h: `AsioTimer`, the second baseline: Boost.Asio `steady_timer`s
 // on one `io_context` run by one thread, with the mini-API of HeapTimer.

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // heap_timer.cc: the baseline timer service of heap_timer.h: an indexed
 // binary min-heap over pooled nodes, one dispatcher thread and a mutex +

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // heap_timer.h: `HeapTimer`, the baseline every benchmark compares to.
 //

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // timingwheel_benchmark.cc: the performance budget of DESIGN.md section 4,
 // measured for timingwheel next to the baselines a user would otherwise use.

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // bucket.h: one slot of a wheel level: the timers in it, as an array of
 // node pointers, and the bucket's expiration.

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // delay_queue.h: the one priority queue of buckets, shared by every level,
 // ordered by the tick at which each is released: its expiration, or for

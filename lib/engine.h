@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // engine.h: the machine behind a TimingWheel: the levels, the delay queue, the
 // poller and advancer threads, the worker pool, and the operations on timers.

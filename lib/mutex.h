@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // mutex.h: the locks of the library, annotated for clang's thread-safety
 // analysis.

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // node_pool.h: the memory of an engine's timer nodes, without malloc on the
 // hot path.

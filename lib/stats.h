@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // stats.h: the wheel's counters and its lateness histogram, built so that
 // counting costs the hot path no shared cache line.

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // timer_state.h: one timer's node and the atomic state machine that decides
 // every race on it.

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // timingwheel.cc: the facade. TimingWheel and Timer are thin handles onto
 // internal::Engine and internal::TimerNode; everything with a lock or a thread

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // wheel_level.h: one level of the hierarchical timing wheel, which creates its
 // overflow level the first time a timer does not fit.

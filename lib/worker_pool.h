@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // worker_pool.h: the bounded pool of threads that run due callbacks.
 //

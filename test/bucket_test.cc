@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // bucket_test.cc: tests of Bucket (lib/bucket.h), one slot of a wheel level:
 // the array of nodes (Add appends, Remove takes out the first, a middle or

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // clock_test.cc: tests of include/timingwheel/clock.h. ManualClock: starts at
 // zero, Advance adds, a zero or negative Advance is ignored, an infinite or

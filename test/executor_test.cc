@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // executor_test.cc: Options::executor, callbacks on the user's own executor
 // instead of the built-in worker pool: where callbacks run, a task destroyed

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // faults_test.cc: what users get wrong or the world does to a wheel.
 // A callback drops the last handle of another timer (pending or fired); a

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // model_test.cc: the wheel against a reference model, on random calls from 1
 // to 4 threads.

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Tests for NodePool: blocks are distinct, aligned and reused; blocks freed
 // by one thread serve another through the depot; a thread's cache goes back

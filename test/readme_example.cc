@@ -1,3 +1,6 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 #include <atomic>
 #include <iostream>
 #include <thread>

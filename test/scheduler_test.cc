@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // scheduler_test.cc: the schedules of scheduler.h and ScheduleFunc.
 // FixedRate keeps its phase and skips missed runs; FixedDelay counts from the

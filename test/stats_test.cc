@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // stats_test.cc: the counters and the lateness histogram (lib/stats.h), and
 // GetStats on a ManualClock wheel: every counter agrees with what happened,

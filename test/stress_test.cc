@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // stress_test.cc: the wheel under concurrency, sized to finish in seconds in
 // Debug and under ThreadSanitizer. (The randomized comparison with a reference

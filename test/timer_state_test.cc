@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // timer_state_test.cc: tests of lib/timer_state.h: the packing of the state
 // word (`generation << 8 | State`) round-trips for every state and for large

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // timingwheel_test.cc: the contract of TimingWheel and Timer
 // (include/timingwheel/timingwheel.h, timer.h), driven by a ManualClock so

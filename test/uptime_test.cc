@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // uptime_test.cc: a wheel that has been up for a long time. The clock is
 // advanced (in one step: the delay queue jumps, nothing walks tick by tick)

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // wheel_level_test.cc: tests of WheelLevel (lib/wheel_level.h), one level of
 // the hierarchical wheel, and of its arithmetic:

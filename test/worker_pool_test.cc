@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // worker_pool_test.cc: tests of WorkerPool (lib/worker_pool.h), the bounded
 // pool that runs due callbacks. Every task is run once with its node and

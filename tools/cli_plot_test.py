@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 # Copyright 2026 The timingwheel Authors.
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end test of `timingwheel_cli --plot=FILE.svg`, run by ctest.
 
 Usage: cli_plot_test.py TIMINGWHEEL_CLI SCRATCH_DIR

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // cli_report.cc: derives rates and the verdict from a `RunResults`, and prints
 // them as text or JSON (see cli_report.h). The JSON is written by hand, with a

@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // cli_report.h: the results of one `timingwheel_cli` load run, and the two
 // ways of printing them: aligned text for people, one JSON object for scripts.

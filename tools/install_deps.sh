@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The timingwheel Authors.
+# SPDX-License-Identifier: Apache-2.0
+#
 # Installs the Debian packages given as arguments, but only those that are not
 # installed yet. Shared by tools/test.sh and tools/run.sh.
 #

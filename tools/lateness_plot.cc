@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // lateness_plot.cc: the SVG of a run's lateness distribution (see
 // lateness_plot.h). The document is written by hand, element by element; the

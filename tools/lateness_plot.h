@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // lateness_plot.h: draws the lateness distribution of one `timingwheel_cli`
 // run as a self-contained SVG image, for `timingwheel_cli --plot=FILE.svg`.

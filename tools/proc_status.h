@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // proc_status.h: reads this process's memory figures from /proc/self/status,
 // for the tools and benchmarks that report RSS (timingwheel_cli,

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The timingwheel Authors.
+# SPDX-License-Identifier: Apache-2.0
+#
 # Shows timingwheel working: installs what is missing, builds the release
 # preset and runs the command-line demo, which prints its own report.
 #

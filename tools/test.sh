@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The timingwheel Authors.
+# SPDX-License-Identifier: Apache-2.0
+#
 # Builds timingwheel and runs its tests in every checked configuration. This is
 # the one command a newcomer runs, and it is what CI runs (.ci/run).
 #

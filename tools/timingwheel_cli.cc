@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // timingwheel_cli.cc: a load generator that checks a TimingWheel end to end.
 //

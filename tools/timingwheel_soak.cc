@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // timingwheel_soak.cc: a soak test that hammers one SteadyClock TimingWheel
 // from several threads for a long time and then checks exact accounting.

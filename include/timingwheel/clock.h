@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // clock.h: the time source of a TimingWheel.
 //

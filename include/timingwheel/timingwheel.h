@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // timingwheel.h: a hierarchical timing wheel for millions of timeouts.
 //

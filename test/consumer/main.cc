@@ -1,3 +1,6 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
 // A user's program: schedules one timer and waits for it.
 
 #include <cstdio>

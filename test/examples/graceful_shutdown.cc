@@ -1,3 +1,6 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
 // Example: graceful shutdown of a server's timers.
 //
 // Shutdown() stops accepting timers, cancels the pending ones (their

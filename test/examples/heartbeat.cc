@@ -1,3 +1,6 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
 // Example: a heartbeat with Every, stopped from inside its own callback.
 //
 // The heartbeat runs every 10 ms, first after 10 ms; after five beats it

@@ -1,3 +1,6 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
 // Example: a per-connection idle deadline, pushed out on every activity.
 //
 // Each connection owns a Timer. Activity calls Reset, which moves the

@@ -1,3 +1,6 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
 // Example: retrying an operation with exponential backoff and jitter.
 //
 // ScheduleFunc with ExponentialBackoff runs the attempt after 10 ms, then

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 # Copyright 2026 The timingwheel Authors.
+# SPDX-License-Identifier: Apache-2.0
 #
 # make_corpus.py: writes the seed corpus of timingwheel_fuzz into
 # test/fuzz/corpus/ (one small binary file per scenario). The byte format is

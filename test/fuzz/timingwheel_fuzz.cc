@@ -1,4 +1,5 @@
 // Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // timingwheel_fuzz.cc: a libFuzzer target that drives one TimingWheel on a
 // ManualClock with an operation language decoded from the input bytes, and
