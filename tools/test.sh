@@ -9,7 +9,8 @@
 #   tools/test.sh [config...]
 #
 # Configurations (CMake presets, see CMakePresets.json), default all:
-#   lint       clang-format and clang-tidy over our sources (a finding fails)
+#   lint       clang-format and clang-tidy over our sources, and every source
+#              file's licence header (a finding fails)
 #   debug      g++, Debug
 #   clang-tsa  clang, Debug, -Wthread-safety -Werror=thread-safety
 #   tsan       clang, ThreadSanitizer
@@ -107,9 +108,37 @@ logged() {
 # Results per configuration, filled in by run_config.
 declare -A result passed failed seconds
 
-# The lint configuration: every tracked C++ file is clang-formatted, and
-# clang-tidy (.clang-tidy) finds nothing in lib/. Uses the compile commands of
-# the clang-tsa configuration.
+# Prints each tracked source file (C++, CMake, shell, Python and the .in
+# templates) whose copyright line is not followed by the line
+# `SPDX-License-Identifier: Apache-2.0` (LICENSE) in the file's comment
+# syntax. Returns non-zero if there is one.
+# shellcheck disable=SC2317 # called through logged, which shellcheck cannot see
+check_licence_headers() {
+  local file comment copyright ok=1
+  while IFS= read -r file; do
+    [[ -f "$file" ]] || continue # deleted in the work tree, not committed yet
+    case "$file" in
+      *.h | *.cc) comment=// ;;
+      *) comment='#' ;;
+    esac
+    copyright="$(grep -n -m 1 -F "$comment Copyright 2026 The timingwheel Authors." \
+      "$file" | cut -d: -f1)"
+    if [[ -z "$copyright" ]] || ((copyright > 2)) ||
+      [[ "$(sed -n "$((copyright + 1))p" "$file")" != \
+      "$comment SPDX-License-Identifier: Apache-2.0" ]]; then
+      echo "$file: its header must open with" \
+        "'$comment Copyright 2026 The timingwheel Authors.' then" \
+        "'$comment SPDX-License-Identifier: Apache-2.0'"
+      ok=0
+    fi
+  done < <(git ls-files '*.h' '*.cc' '*.py' '*.sh' '*CMakeLists.txt' '*.cmake' \
+    '*.in' .ci/run)
+  ((ok))
+}
+
+# The lint configuration: every tracked C++ file is clang-formatted, every
+# source file has its licence header, and clang-tidy (.clang-tidy) finds
+# nothing in lib/. Uses the compile commands of the clang-tsa configuration.
 run_lint() {
   local start="$SECONDS" ok=1
   local -a sources
@@ -118,6 +147,9 @@ run_lint() {
   mapfile -t sources < <(git ls-files '*.h' '*.cc')
   if ! logged "$LOG_DIR/lint.format.log" \
     clang-format --dry-run --Werror "${sources[@]}"; then
+    ok=0
+  fi
+  if ! logged "$LOG_DIR/lint.licence.log" check_licence_headers; then
     ok=0
   fi
   if ! logged "$LOG_DIR/lint.configure.log" cmake --preset clang-tsa ||
