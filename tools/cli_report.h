@@ -54,6 +54,9 @@ struct RunResults {
   std::string first_schedule_error;
   absl::Duration schedule_time;
 
+  // When the scheduled timers came due: their first deadline to their last.
+  absl::Duration deadline_span;
+
   // Firing: over the timers that fired at least once.
   int64_t fired = 0;
   absl::Duration fire_span;  // First fire to last fire.

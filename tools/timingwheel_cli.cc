@@ -4,8 +4,9 @@
 // timingwheel_cli.cc: a load generator that checks a TimingWheel end to end.
 //
 // It schedules many one-shot timers from several threads, records when each
-// callback starts, and reports the scheduling rate, the fire throughput, the
-// lateness percentiles, early / lost / doubled fires and the peak RSS. It
+// callback starts, and reports the scheduling rate, the rates at which timers
+// came due and fired, the lateness percentiles, early / lost / doubled fires
+// and the peak RSS. It
 // exits 1 if any timer fired early, was lost or fired twice, so it serves as
 // a smoke test in CI as well as a benchmark. With --plot it also draws the
 // lateness distribution as an SVG image (lateness_plot.h).
@@ -31,8 +32,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
+#include <new>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -40,7 +44,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -54,6 +57,7 @@
 #include "absl/time/time.h"
 #include "cli_report.h"
 #include "lateness_plot.h"
+#include "parse_flags.h"
 #include "proc_status.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timer.h"
@@ -96,9 +100,18 @@ constexpr char kUsage[] =
 Schedules --timers one-shot timers from --threads threads, with delays
 uniformly random in [--min_delay, --min_delay + --window), waits until all have
 fired (giving up --grace after the last deadline), then reports the scheduling
-rate, the fire throughput, lateness percentiles (callback start - deadline),
-early / lost / doubled timers and the peak RSS. A progress bar goes to stderr
-when it is a terminal (or with --progress).
+rate, the due and fire rates (below), lateness percentiles (callback start -
+deadline), early / lost / doubled timers and the peak RSS. A progress bar goes
+to stderr when it is a terminal (or with --progress).
+
+The due rate is the timers over the span of their deadlines (about --timers
+over --window, or the scheduling rate if that is lower), the fire rate the
+timers over the span of their first fires. While the wheel keeps up the two
+agree; a fire rate below the due rate means the wheel fell behind, and is then
+the rate at which it ran the callbacks.
+
+A run that would need more memory than this machine has is refused before it
+starts, with an estimate of the memory it needs.
 
 Examples:
   timingwheel_cli --timers=1000000
@@ -106,9 +119,10 @@ Examples:
   timingwheel_cli --tick=100us --wheel_size=64 --min_delay=1s --window=10s
   timingwheel_cli --timers=1000000 --plot=lateness.svg
 
-Exit status: 0 every timer fired exactly once and never early; 1 some timer
-fired early, was lost or fired twice, or AfterFunc failed; 2 bad options, or
-the --plot file cannot be written.)";
+Exit status: 0 every timer fired exactly once and never early, or --help; 1
+some timer fired early, was lost or fired twice, or AfterFunc failed; 2 bad
+options (then an existing --plot file is left as it was), or the --plot file
+cannot be written.)";
 
 constexpr int kMaxThreads = 1024;
 // Deadline of an id whose AfterFunc failed (or never ran).
@@ -118,6 +132,14 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
 constexpr absl::Duration kRedrawInterval = absl::Milliseconds(100);
 // A scheduling thread publishes its progress every this many timers.
 constexpr int64_t kProgressBatch = 1024;
+// Memory per timer: this tool's records (FireLog: deadline, first fire and
+// fire count, then a lateness sample), and the wheel's (a pooled node of 112
+// bytes and its entry in a bucket's array; the README's Performance section
+// measures 121-123 bytes of RSS per pending timer).
+constexpr int64_t kToolBytesPerTimer =
+    2 * sizeof(int64_t) + sizeof(std::atomic<uint8_t>) + sizeof(int64_t);
+constexpr int64_t kWheelBytesPerTimer = 128;
+constexpr int64_t kBytesPerTimer = kToolBytesPerTimer + kWheelBytesPerTimer;
 
 int64_t NowNs(const Clock& clock) {
   return absl::ToInt64Nanoseconds(clock.Now());
@@ -163,6 +185,35 @@ absl::StatusOr<RunOptions> OptionsFromFlags() {
     if (!s.ok()) return s;
   }
   return o;
+}
+
+// "1.5 GiB", "14.2 PiB".
+std::string FormatMemory(double bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit + 1 < static_cast<int>(std::size(kUnits))) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return absl::StrFormat("%.1f %s", bytes, kUnits[unit]);
+}
+
+// Refuses a run whose timers would not fit in the machine's physical memory
+// (a bigger one would die of std::bad_alloc, or swap).
+absl::Status CheckMemory(const RunOptions& o) {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return absl::OkStatus();  // Unknown.
+  const int64_t physical = static_cast<int64_t>(pages) * page_size;
+  const int64_t max_timers = physical / kBytesPerTimer;
+  if (o.timers <= max_timers) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "--timers=%d would need about %s of memory (%d bytes per timer: %d for "
+      "this tool's records, %d for the wheel's), and this machine has %s: at "
+      "most --timers=%d",
+      o.timers, FormatMemory(static_cast<double>(o.timers) * kBytesPerTimer),
+      kBytesPerTimer, kToolBytesPerTimer, kWheelBytesPerTimer,
+      FormatMemory(static_cast<double>(physical)), max_timers));
 }
 
 // tick, wheel_size and workers are validated by TimingWheel::Create.
@@ -242,8 +293,12 @@ std::vector<int64_t> FireLog::Summarize(RunResults& r) const {
   lateness_ns.reserve(deadline_ns_.size());
   int64_t first_fire_ns = std::numeric_limits<int64_t>::max();
   int64_t last_fire_ns = std::numeric_limits<int64_t>::min();
+  int64_t first_deadline_ns = std::numeric_limits<int64_t>::max();
+  int64_t last_deadline_ns = std::numeric_limits<int64_t>::min();
   for (size_t id = 0; id < deadline_ns_.size(); ++id) {
     if (deadline_ns_[id] == kUnscheduled) continue;
+    first_deadline_ns = std::min(first_deadline_ns, deadline_ns_[id]);
+    last_deadline_ns = std::max(last_deadline_ns, deadline_ns_[id]);
     const int count = fire_count_[id].load(std::memory_order_relaxed);
     if (count == 0) {
       ++r.lost;
@@ -257,6 +312,9 @@ std::vector<int64_t> FireLog::Summarize(RunResults& r) const {
     last_fire_ns = std::max(last_fire_ns, fire_ns_[id]);
   }
   r.fired = static_cast<int64_t>(lateness_ns.size());
+  r.deadline_span =
+      r.scheduled > 0 ? absl::Nanoseconds(last_deadline_ns - first_deadline_ns)
+                      : absl::ZeroDuration();
   r.fire_span = r.fired > 0 ? absl::Nanoseconds(last_fire_ns - first_fire_ns)
                             : absl::ZeroDuration();
   std::sort(lateness_ns.begin(), lateness_ns.end());
@@ -447,27 +505,52 @@ struct Run {
   std::vector<int64_t> lateness_ns;  // Sorted ascending.
 };
 
-// Errors: only TimingWheel::Create's (bad tick, wheel_size or workers).
-absl::StatusOr<Run> RunLoad(const RunOptions& o, bool show_progress) {
-  const std::shared_ptr<Clock> clock = SteadyClock();
-  FireLog log(o.timers, clock.get());  // Outlives the wheel.
+// What a run needs before it starts: made first, so that every option is
+// checked (and the memory taken) before anything else happens.
+struct Load {
+  std::shared_ptr<Clock> clock;
+  std::unique_ptr<FireLog> log;  // Outlives the wheel, which calls into it.
+  std::unique_ptr<TimingWheel> wheel;
+  int64_t baseline_rss_bytes = -1;  // VmRSS before the wheel existed.
+};
+
+// Errors: ResourceExhausted when the timers' records cannot be allocated;
+// TimingWheel::Create's (bad tick, wheel_size or workers).
+absl::StatusOr<Load> PrepareLoad(const RunOptions& o) {
+  Load load;
+  load.clock = SteadyClock();
+  try {
+    load.log = std::make_unique<FireLog>(o.timers, load.clock.get());
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "cannot allocate the records of --timers=%d (%s)", o.timers,
+        FormatMemory(static_cast<double>(o.timers) * kToolBytesPerTimer)));
+  }
+  load.baseline_rss_bytes = ProcStatusBytes("VmRSS");
+  absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
+      TimingWheel::Create(WheelOptions(o, load.clock));
+  if (!wheel.ok()) return wheel.status();
+  load.wheel = *std::move(wheel);
+  return load;
+}
+
+Run RunLoad(const RunOptions& o, Load load, bool show_progress) {
+  const Clock& clock = *load.clock;
+  FireLog& log = *load.log;
+  TimingWheel& wheel = *load.wheel;
   Run run;
   RunResults& r = run.results;
   r.options = o;
-  r.baseline_rss_bytes = ProcStatusBytes("VmRSS");
+  r.baseline_rss_bytes = load.baseline_rss_bytes;
 
-  absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
-      TimingWheel::Create(WheelOptions(o, clock));
-  if (!wheel.ok()) return wheel.status();
-
-  ProgressBar bar(show_progress, clock.get());
-  const int64_t last_deadline_ns = ScheduleAll(**wheel, log, *clock, bar, r);
+  ProgressBar bar(show_progress, &clock);
+  const int64_t last_deadline_ns = ScheduleAll(wheel, log, clock, bar, r);
   const int64_t give_up_ns =
       r.scheduled > 0 ? last_deadline_ns + absl::ToInt64Nanoseconds(o.grace)
-                      : NowNs(*clock);
-  r.gave_up = !WaitForFires(log, *clock, bar, r.scheduled, give_up_ns);
-  r.pending_before_shutdown = (*wheel)->Pending();
-  r.cancelled_by_shutdown = (*wheel)->Shutdown();
+                      : NowNs(clock);
+  r.gave_up = !WaitForFires(log, clock, bar, r.scheduled, give_up_ns);
+  r.pending_before_shutdown = wheel.Pending();
+  r.cancelled_by_shutdown = wheel.Shutdown();
   // Before Summarize, whose own allocations would count.
   r.peak_rss_bytes = ProcStatusBytes("VmHWM");
   run.lateness_ns = log.Summarize(r);
@@ -495,7 +578,9 @@ absl::Status CannotWritePlot(const std::string& path, int error_number) {
       absl::StrCat("cannot write --plot file '", path, "'"));
 }
 
-// Opened before the run, so that a bad path fails at once and not after it.
+// Opened before the run, so that a bad path fails at once and not after it,
+// and after every other check, so that a rejected run leaves an existing file
+// as it was.
 absl::StatusOr<File> OpenPlot(const std::string& path) {
   File file(std::fopen(path.c_str(), "w"));
   if (file == nullptr) return CannotWritePlot(path, errno);
@@ -517,6 +602,11 @@ absl::Status WritePlot(File file, const std::string& path,
 int Main() {
   const absl::StatusOr<RunOptions> options = OptionsFromFlags();
   if (!options.ok()) return BadOptions(options.status());
+  if (absl::Status memory = CheckMemory(*options); !memory.ok()) {
+    return BadOptions(memory);
+  }
+  absl::StatusOr<Load> load = PrepareLoad(*options);
+  if (!load.ok()) return BadOptions(load.status());
   const std::string plot_path = absl::GetFlag(FLAGS_plot);
   absl::StatusOr<File> plot;
   if (!plot_path.empty()) {
@@ -525,16 +615,14 @@ int Main() {
   }
   const bool show_progress =
       absl::GetFlag(FLAGS_progress) || isatty(STDERR_FILENO) == 1;
-  const absl::StatusOr<Run> run = RunLoad(*options, show_progress);
-  if (!run.ok()) return BadOptions(run.status());
-  const RunResults& results = run->results;
+  const Run run = RunLoad(*options, *std::move(load), show_progress);
+  const RunResults& results = run.results;
   const std::string report =
       absl::GetFlag(FLAGS_json) ? FormatJson(results) : FormatText(results);
   std::fputs(report.c_str(), stdout);
   if (!plot_path.empty()) {
-    const absl::Status written =
-        WritePlot(*std::move(plot), plot_path,
-                  LatenessPlotSvg(results, run->lateness_ns));
+    const absl::Status written = WritePlot(
+        *std::move(plot), plot_path, LatenessPlotSvg(results, run.lateness_ns));
     if (!written.ok()) return BadOptions(written);
   }
   return Passed(results) ? 0 : 1;
@@ -545,12 +633,9 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(timingwheel::cli::kUsage);
-  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() > 1) {
-    std::fprintf(stderr,
-                 "timingwheel_cli: unexpected argument '%s' (see --help)\n",
-                 args[1]);
-    return 2;
+  if (const std::optional<int> exit_status =
+          timingwheel::tools::ParseFlags(argc, argv, __FILE__)) {
+    return *exit_status;
   }
   return timingwheel::cli::Main();
 }

@@ -51,6 +51,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -58,7 +59,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -71,6 +71,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "parse_flags.h"
 #include "proc_status.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timer.h"
@@ -118,8 +119,8 @@ Examples:
   timingwheel_soak --duration=2m --threads=2
   timingwheel_soak --duration=30s --threads=4 --slots=100000 --tick=100us
 
-Exit status: 0 pass; 1 a violation (lost, doubled, early, contract, stats,
-memory); 2 bad flags.)";
+Exit status: 0 pass, or --help; 1 a violation (lost, doubled, early,
+contract, stats, memory); 2 bad flags.)";
 
 constexpr int kMaxThreads = 256;
 constexpr int kPeriodicEvery = 16;      // slot i is periodic when i % 16 == 0
@@ -807,12 +808,9 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(timingwheel::soak::kUsage);
-  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() > 1) {
-    std::fprintf(stderr,
-                 "timingwheel_soak: unexpected argument '%s' (see --help)\n",
-                 args[1]);
-    return 2;
+  if (const std::optional<int> exit_status =
+          timingwheel::tools::ParseFlags(argc, argv, __FILE__)) {
+    return *exit_status;
   }
   return timingwheel::soak::Main();
 }

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+# Copyright 2026 The timingwheel Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""The command-line tools keep the exit statuses their --help promises; run by
+ctest.
+
+Usage: cli_exit_test.py TIMINGWHEEL_CLI TIMINGWHEEL_SOAK SCRATCH_DIR
+
+1. Both tools: --help prints the usage and the tool's flags and exits 0; an
+   unknown flag, a value the flag's type rejects, a flag without its value and
+   a positional argument each exit 2 with a message naming it, and nothing
+   runs.
+2. timingwheel_cli --timers=99999999999999 exits 2 at once with the memory
+   the run would need and the largest --timers allowed, not std::bad_alloc.
+3. A rejected run (bad flag value, too many timers, bad wheel option) leaves
+   an existing --plot file as it was.
+4. A small run reports the due rate and the fire rate (text and JSON).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+    return condition
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def check_usage(tool, name, bad_value_flag):
+    result = run(tool, "--help")
+    check(result.returncode == 0,
+          f"{name} --help: exit {result.returncode}, want 0")
+    check("Exit status" in result.stdout and "--threads (default" in
+          result.stdout, f"{name} --help: no usage or flags in {result.stdout!r}")
+
+    for args, message in (
+            ([f"--{bad_value_flag}=abc"],
+             f"Illegal value 'abc' specified for flag '{bad_value_flag}'"),
+            (["--bogus"], "unknown flag --bogus"),
+            ([f"--{bad_value_flag}"], f"--{bad_value_flag} needs a value"),
+            (["stray"], "unexpected argument 'stray'")):
+        result = run(tool, *args)
+        check(result.returncode == 2,
+              f"{name} {' '.join(args)}: exit {result.returncode}, want 2")
+        check(message in result.stderr,
+              f"{name} {' '.join(args)}: want {message!r} in {result.stderr!r}")
+        check(result.stdout == "",
+              f"{name} {' '.join(args)}: it ran: {result.stdout!r}")
+
+
+def check_too_many_timers(cli):
+    result = run(cli, "--timers=99999999999999")
+    check(result.returncode == 2,
+          f"--timers=99999999999999: exit {result.returncode}, want 2")
+    check("would need about" in result.stderr and
+          "at most --timers=" in result.stderr,
+          f"--timers=99999999999999: unclear message {result.stderr!r}")
+
+
+def check_plot_kept(cli, scratch):
+    path = os.path.join(scratch, "kept.svg")
+    content = "<svg>an earlier run</svg>\n"
+    for args in (["--timers=abc"], ["--timers=99999999999999"],
+                 ["--timers=10", "--tick=0"], ["--timers=10", "--window=-1s"]):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+        result = run(cli, *args, f"--plot={path}")
+        check(result.returncode == 2,
+              f"{' '.join(args)} --plot: exit {result.returncode}, want 2")
+        with open(path, encoding="utf-8") as f:
+            check(f.read() == content,
+                  f"{' '.join(args)}: the rejected run changed --plot's file")
+
+
+def check_rates(cli):
+    result = run(cli, "--timers=2000", "--window=20ms")
+    check(result.returncode == 0 and "due rate" in result.stdout and
+          "fire rate" in result.stdout and "throughput" not in result.stdout,
+          f"text report: exit {result.returncode}, rates in {result.stdout!r}")
+    result = run(cli, "--timers=2000", "--window=20ms", "--json")
+    if check(result.returncode == 0, f"--json: exit {result.returncode}"):
+        firing = json.loads(result.stdout)["firing"]
+        check(firing.get("due_timers_per_second", 0) > 0 and
+              firing["timers_per_second"] > 0 and
+              firing.get("first_to_last_deadline_ns", 0) > 0,
+              f"--json: firing has no rates: {firing}")
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    cli, soak, scratch = sys.argv[1:]
+    os.makedirs(scratch, exist_ok=True)
+    check_usage(cli, "timingwheel_cli", "timers")
+    check_usage(soak, "timingwheel_soak", "duration")
+    check_too_many_timers(cli)
+    check_plot_kept(cli, scratch)
+    check_rates(cli)
+    for failure in failures:
+        print("FAIL:", failure)
+    print("FAIL" if failures else "PASS")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
