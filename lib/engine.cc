@@ -67,6 +67,14 @@ int64_t ExpirationOf(const DelayQueue::Entry& entry) {
   return entry.release_tick + entry.bucket->level()->lead();
 }
 
+// `d` (> 0) in nanoseconds, rounded up: a deadline is never earlier than
+// asked for. Saturates at kMaxInt64 (`d` of about 292 years or more).
+int64_t CeilNs(absl::Duration d) {
+  int64_t ns = absl::ToInt64Nanoseconds(d);
+  if (ns < kMaxInt64 && absl::Nanoseconds(ns) < d) ++ns;
+  return ns;
+}
+
 absl::Status ValidateOptions(const Options& options) {
   if (options.tick < absl::Microseconds(1) ||
       options.tick == absl::InfiniteDuration()) {
@@ -253,10 +261,8 @@ int64_t Engine::NowNs() const {
 absl::StatusOr<int64_t> Engine::DeadlineAfter(int64_t now_ns, absl::Duration d,
                                               const char* caller) const {
   if (d <= absl::ZeroDuration()) return now_ns;
-  // Round up: a deadline is never earlier than asked for. Saturated values
-  // (d of about 292 years or more) are out of range below.
-  int64_t d_ns = absl::ToInt64Nanoseconds(d);
-  if (d_ns < kMaxInt64 && absl::Nanoseconds(d_ns) < d) ++d_ns;
+  // Saturated values (d of about 292 years or more) are out of range.
+  const int64_t d_ns = CeilNs(d);
   if (d_ns < kMaxInt64 && d_ns <= max_deadline_ns_ - now_ns) {
     return now_ns + d_ns;
   }
@@ -269,26 +275,61 @@ absl::StatusOr<int64_t> Engine::DeadlineAfter(int64_t now_ns, absl::Duration d,
       " from now (every duration up to 100 years works)"));
 }
 
-absl::StatusOr<TimerNode*> Engine::Schedule(
-    absl::Duration d, absl::AnyInvocable<void()> f, absl::Duration period,
-    std::unique_ptr<Scheduler> scheduler, const char* caller) {
-  if (!f) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(caller, ": the callback is empty; pass a callable"));
-  }
+absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
+                                            absl::AnyInvocable<void()> f,
+                                            const char* caller) {
   if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         caller, ": duration is ", absl::FormatDuration(d),
         "; it must be finite (every duration up to 100 years works)"));
   }
+  if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
+  const int64_t now_ns = NowNs();
+  absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, d, caller);
+  if (!deadline.ok()) return deadline.status();
+  return NewArmed(std::move(f), nullptr, *deadline, now_ns, caller);
+}
+
+absl::StatusOr<TimerNode*> Engine::Schedule(
+    std::unique_ptr<Scheduler> scheduler, absl::AnyInvocable<void()> f,
+    const char* caller) {
+  if (scheduler == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller, ": the scheduler is null; pass one, e.g. FixedRate(d)"));
+  }
+  if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
+  const int64_t now_ns = NowNs();
+  const absl::Duration now = origin_ + absl::Nanoseconds(now_ns);
+  // On the caller's thread: an exception reaches the caller.
+  const std::optional<absl::Duration> first = scheduler->NextDelay({now, now});
+  if (!first.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller,
+        ": the scheduler ended before the first run (NextDelay returned "
+        "nullopt); it must return a first delay"));
+  }
+  absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, *first, caller);
+  if (!deadline.ok()) return deadline.status();
+  return NewArmed(std::move(f), std::move(scheduler), *deadline, now_ns,
+                  caller);
+}
+
+absl::Status Engine::CheckNew(const absl::AnyInvocable<void()>& f,
+                              const char* caller) const {
+  if (!f) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(caller, ": the callback is empty; pass a callable"));
+  }
   if (closed_.load(std::memory_order_acquire)) {
     return absl::FailedPreconditionError(
         absl::StrCat(caller, ": the wheel is shut down"));
   }
-  const int64_t now_ns = NowNs();
-  absl::StatusOr<int64_t> deadline = DeadlineAfter(now_ns, d, caller);
-  if (!deadline.ok()) return deadline.status();
+  return absl::OkStatus();
+}
 
+absl::StatusOr<TimerNode*> Engine::NewArmed(
+    absl::AnyInvocable<void()> f, std::unique_ptr<Scheduler> scheduler,
+    int64_t deadline_ns, int64_t now_ns, const char* caller) {
   if (max_pending_ > 0) {
     int64_t pending = pending_exact_.load(std::memory_order_relaxed);
     do {
@@ -304,11 +345,10 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
   scheduled_.Add(1);
 
   // Two references: the handle's and the wheel's.
-  TimerNode* node =
-      TimerNode::New(this, std::move(f), absl::ToInt64Nanoseconds(period),
-                     std::move(scheduler), /*refs=*/2, ThisThreadLane());
-  std::vector<WorkerPool::Task> due;  // allocates only when d <= 0
-  const ArmResult result = ArmNew(node, *deadline, now_ns, &due);
+  TimerNode* node = TimerNode::New(this, std::move(f), std::move(scheduler),
+                                   /*refs=*/2, ThisThreadLane());
+  std::vector<WorkerPool::Task> due;  // allocates only when due at once
+  const ArmResult result = ArmNew(node, deadline_ns, now_ns, &due);
   if (result == ArmResult::kArmed && (due.empty() || pool_->Submit(&due))) {
     return node;
   }
@@ -697,35 +737,32 @@ void Engine::RunTask(const WorkerPool::Task& task, int worker) {
 
 std::optional<int64_t> Engine::NextRun(TimerNode* node, int64_t deadline_ns) {
   const int64_t now_ns = NowNs();
-  if (node->scheduler != nullptr) {
+  std::optional<absl::Duration> delay;
+  try {
     // Only the worker that ran the callback gets here, so calls to one
     // scheduler never overlap.
-    std::optional<absl::Duration> next;
-    try {
-      next = node->scheduler->Next(origin_ + absl::Nanoseconds(deadline_ns),
-                                   origin_ + absl::Nanoseconds(now_ns));
-    } catch (...) {
-      schedulers_thrown_.fetch_add(1, std::memory_order_relaxed);
-      failures_.Report(Failure::Kind::kSchedulerThrew,
-                       FailureReporter::CurrentExceptionText());
-      return std::nullopt;
-    }
-    if (!next.has_value()) return std::nullopt;
-    const absl::Duration since_origin = *next - origin_;
-    if (since_origin > absl::Nanoseconds(max_deadline_ns_)) {
-      return std::nullopt;  // out of range: the schedule ends
-    }
-    return std::max(now_ns, absl::ToInt64Nanoseconds(since_origin));
+    delay =
+        node->scheduler->NextDelay({origin_ + absl::Nanoseconds(deadline_ns),
+                                    origin_ + absl::Nanoseconds(now_ns)});
+  } catch (...) {
+    schedulers_thrown_.fetch_add(1, std::memory_order_relaxed);
+    failures_.Report(Failure::Kind::kSchedulerThrew,
+                     FailureReporter::CurrentExceptionText());
+    return std::nullopt;
   }
-  // Every: the next point of deadline + k * period in the future; a run
-  // missed while this one ran is skipped, not queued.
-  const int64_t period = node->period_ns;
-  const int64_t behind = std::max<int64_t>(0, now_ns - deadline_ns);
-  const int64_t steps = behind / period + 1;
-  if (steps > (max_deadline_ns_ - deadline_ns) / period) {
-    return std::nullopt;  // centuries from now: out of range
+  if (!delay.has_value()) return std::nullopt;
+  if (*delay <= absl::ZeroDuration()) {
+    // As soon as possible, but never in a loop on this worker: at the next
+    // tick boundary after now (scheduler.h says so).
+    const int64_t tick_start_ns = now_ns - now_ns % tick_ns_;
+    if (tick_start_ns > max_deadline_ns_ - tick_ns_) return std::nullopt;
+    return tick_start_ns + tick_ns_;
   }
-  return deadline_ns + steps * period;
+  const int64_t delay_ns = CeilNs(*delay);
+  if (delay_ns > max_deadline_ns_ - now_ns) {
+    return std::nullopt;  // out of range: the schedule ends
+  }
+  return now_ns + delay_ns;
 }
 
 bool Engine::AfterRun(TimerNode* node, uint64_t gen,

@@ -120,14 +120,17 @@ class Engine {
   void* AllocateNode() { return nodes_.Allocate(); }
   void FreeNode(void* node) { nodes_.Free(node); }
 
-  // Arms a new timer `d` from now; periodic if `period > 0` (every period)
-  // or `scheduler` is set (it decides each next run). On success the node has
-  // one reference for the caller's handle. `caller` names the API function
-  // in error messages.
+  // Arms a new one-shot timer `d` from now. On success the node has one
+  // reference for the caller's handle. `caller` names the API function in
+  // error messages.
   absl::StatusOr<TimerNode*> Schedule(absl::Duration d,
                                       absl::AnyInvocable<void()> f,
-                                      absl::Duration period,
-                                      std::unique_ptr<Scheduler> scheduler,
+                                      const char* caller);
+  // Arms a new periodic timer: `scheduler` is asked now for the delay until
+  // the first run, and after each run for the next (NextRun). Every is this
+  // with a FixedRate. As above otherwise.
+  absl::StatusOr<TimerNode*> Schedule(std::unique_ptr<Scheduler> scheduler,
+                                      absl::AnyInvocable<void()> f,
                                       const char* caller);
 
   // The clock's time at which this engine's tick 0 lies.
@@ -253,6 +256,15 @@ class Engine {
   // `now_ns + d` as a deadline, or InvalidArgument when it is out of range.
   absl::StatusOr<int64_t> DeadlineAfter(int64_t now_ns, absl::Duration d,
                                         const char* caller) const;
+  // What a new timer needs first: a callback, and a wheel not shut down.
+  absl::Status CheckNew(const absl::AnyInvocable<void()>& f,
+                        const char* caller) const;
+  // Makes a timer (one-shot without a `scheduler`) and arms it at
+  // `deadline_ns`, within Options::max_pending; counts it scheduled.
+  absl::StatusOr<TimerNode*> NewArmed(absl::AnyInvocable<void()> f,
+                                      std::unique_ptr<Scheduler> scheduler,
+                                      int64_t deadline_ns, int64_t now_ns,
+                                      const char* caller);
 
   // Sets the node's deadline and links it into the wheel, or dispatches it if
   // it is due (into `batch`, which the caller submits with SubmitBatch once
@@ -303,8 +315,10 @@ class Engine {
   bool Rearm(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns,
              std::vector<WorkerPool::Task>* due)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
-  // A periodic timer's next deadline after the run for `deadline_ns`; nullopt
-  // when its schedule ends. Called with no lock held.
+  // A periodic timer's next deadline after the run for `deadline_ns`, by its
+  // scheduler's NextDelay from now (rounded up; <= 0: the next tick); nullopt
+  // when its schedule ends or leaves the supported range. Called with no lock
+  // held.
   std::optional<int64_t> NextRun(TimerNode* node, int64_t deadline_ns);
 
   const std::shared_ptr<Clock> clock_;

@@ -11,20 +11,18 @@
 namespace timingwheel::internal {
 
 TimerNode* TimerNode::New(Engine* engine, absl::AnyInvocable<void()> callback,
-                          int64_t period_ns,
                           std::unique_ptr<Scheduler> scheduler, int32_t refs,
                           int lane) {
-  return new (engine->AllocateNode()) TimerNode(
-      engine, std::move(callback), period_ns, std::move(scheduler), refs, lane);
+  return new (engine->AllocateNode())
+      TimerNode(engine, std::move(callback), std::move(scheduler), refs, lane);
 }
 
 TimerNode::TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
-                     int64_t period_ns, std::unique_ptr<Scheduler> scheduler,
-                     int32_t refs, int lane)
+                     std::unique_ptr<Scheduler> scheduler, int32_t refs,
+                     int lane)
     : callback(std::move(callback)),
       engine(engine),
       state(MakeStateWord(0, State::kPending)),
-      period_ns(period_ns),
       scheduler(std::move(scheduler)),
       refs_(refs),
       lane(static_cast<uint8_t>(lane)) {

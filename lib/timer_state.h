@@ -99,11 +99,10 @@ class TimerNode {
  public:
   // A new node, in the memory of the engine's node pool (node_pool.h), in
   // kPending, generation 0, with `refs` references for the caller.
-  // `period_ns` > 0 (Every) or a `scheduler` (ScheduleFunc) makes it
-  // periodic. It lives in the engine's lane `lane` and holds a reference on
-  // that lane, which keeps the engine alive (Engine::RefLane).
+  // A `scheduler` (Every, ScheduleFunc) makes it periodic. It lives in the
+  // engine's lane `lane` and holds a reference on that lane, which keeps the
+  // engine alive (Engine::RefLane).
   static TimerNode* New(Engine* engine, absl::AnyInvocable<void()> callback,
-                        int64_t period_ns,
                         std::unique_ptr<Scheduler> scheduler = nullptr,
                         int32_t refs = 1, int lane = 0);
   TimerNode(const TimerNode&) = delete;
@@ -135,10 +134,10 @@ class TimerNode {
   absl::AnyInvocable<void()> callback;
   Engine* const engine;
   std::atomic<uint64_t> state;
-  const int64_t period_ns;  // 0 unless made by Every.
-  // Set by ScheduleFunc; called only by the worker that ran the callback.
+  // Set by Every and ScheduleFunc, null for a one-shot timer; called only by
+  // the worker that ran the callback.
   const std::unique_ptr<Scheduler> scheduler;
-  bool periodic() const { return period_ns > 0 || scheduler != nullptr; }
+  bool periodic() const { return scheduler != nullptr; }
 
   // The deadline of the current arm, in nanoseconds since the engine's origin.
   int64_t deadline_ns ABSL_GUARDED_BY(mu) = 0;
@@ -170,8 +169,7 @@ class TimerNode {
 
  private:
   TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
-            int64_t period_ns, std::unique_ptr<Scheduler> scheduler,
-            int32_t refs, int lane);
+            std::unique_ptr<Scheduler> scheduler, int32_t refs, int lane);
   ~TimerNode() = default;
 };
 

@@ -7,11 +7,10 @@
 
 #include "timingwheel/timingwheel.h"
 
-#include <optional>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "engine.h"
+#include "scheduler_internal.h"
 #include "timer_state.h"
 
 namespace timingwheel {
@@ -77,41 +76,29 @@ TimingWheel::~TimingWheel() {
 
 absl::StatusOr<Timer> TimingWheel::AfterFunc(absl::Duration d,
                                              absl::AnyInvocable<void()> f) {
-  absl::StatusOr<internal::TimerNode*> node = engine_->Schedule(
-      d, std::move(f), absl::ZeroDuration(), nullptr, "AfterFunc");
+  absl::StatusOr<internal::TimerNode*> node =
+      engine_->Schedule(d, std::move(f), "AfterFunc");
   if (!node.ok()) return node.status();
   return Timer(*node);
 }
 
 absl::StatusOr<Timer> TimingWheel::Every(absl::Duration period,
                                          absl::AnyInvocable<void()> f) {
-  if (period <= absl::ZeroDuration() || period == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Every: period is ", absl::FormatDuration(period),
-                     "; it must be finite and > 0"));
-  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> rate =
+      internal::NewFixedRate(period, "Every");
+  if (!rate.ok()) return rate.status();
   absl::StatusOr<internal::TimerNode*> node =
-      engine_->Schedule(period, std::move(f), period, nullptr, "Every");
+      engine_->Schedule(*std::move(rate), std::move(f), "Every");
   if (!node.ok()) return node.status();
   return Timer(*node);
 }
 
 absl::StatusOr<Timer> TimingWheel::ScheduleFunc(
-    std::unique_ptr<Scheduler> scheduler, absl::AnyInvocable<void()> f) {
-  if (scheduler == nullptr) {
-    return absl::InvalidArgumentError(
-        "ScheduleFunc: the scheduler is null; pass one, e.g. FixedRate(d)");
-  }
-  const absl::Duration now = engine_->clock().Now();
-  const std::optional<absl::Duration> first = scheduler->Next(now, now);
-  if (!first.has_value()) {
-    return absl::InvalidArgumentError(
-        "ScheduleFunc: the scheduler ended before the first run (Next "
-        "returned nullopt); it must return a first deadline");
-  }
+    absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
+    absl::AnyInvocable<void()> f) {
+  if (!scheduler.ok()) return scheduler.status();
   absl::StatusOr<internal::TimerNode*> node =
-      engine_->Schedule(*first - now, std::move(f), absl::ZeroDuration(),
-                        std::move(scheduler), "ScheduleFunc");
+      engine_->Schedule(*std::move(scheduler), std::move(f), "ScheduleFunc");
   if (!node.ok()) return node.status();
   return Timer(*node);
 }

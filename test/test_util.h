@@ -110,8 +110,7 @@ class IdleEngine {
   // A one-shot node with an empty callback and one reference, which the
   // IdleEngine releases.
   internal::TimerNode* NewNode() {
-    auto* node = internal::TimerNode::New(
-        engine_, [] {}, /*period_ns=*/0);
+    auto* node = internal::TimerNode::New(engine_, [] {});
     nodes_.push_back(node);
     return node;
   }

@@ -96,14 +96,11 @@ class Probe {
 class TimerNodeTest : public ::testing::Test {
  protected:
   // A node whose callback owns a Probe.
-  TimerNode* NewProbeNode(std::atomic<int>* destroyed, int* runs = nullptr,
-                          int64_t period_ns = 0) {
-    return TimerNode::New(
-        engine_.get(),
-        [probe = std::make_unique<Probe>(destroyed), runs] {
-          if (runs != nullptr) ++*runs;
-        },
-        period_ns);
+  TimerNode* NewProbeNode(std::atomic<int>* destroyed, int* runs = nullptr) {
+    return TimerNode::New(engine_.get(),
+                          [probe = std::make_unique<Probe>(destroyed), runs] {
+                            if (runs != nullptr) ++*runs;
+                          });
   }
 
   IdleEngine engine_;
@@ -120,10 +117,10 @@ TEST(TimerNodeLayoutTest, FitsInAHundredAndTwelveBytes) {
 
 TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
   std::atomic<int> destroyed{0};
-  TimerNode* node = NewProbeNode(&destroyed, nullptr, /*period_ns=*/5);
+  TimerNode* node = NewProbeNode(&destroyed);
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kPending));
   EXPECT_EQ(node->engine, engine_.get());
-  EXPECT_EQ(node->period_ns, 5);
+  EXPECT_FALSE(node->periodic());
   EXPECT_EQ(node->where.load(), nullptr);
   EXPECT_EQ(node->lane, 0);
   EXPECT_TRUE(static_cast<bool>(node->callback));

@@ -1673,11 +1673,23 @@ TEST_F(TimingWheelTest, EveryWithPeriodNotPositiveIsInvalidArgument) {
     absl::StatusOr<Timer> timer = wheel_->Every(period, Probe::Record(probe));
     EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument)
         << period;
-    EXPECT_THAT(timer.status().message(), HasSubstr("period"));
+    EXPECT_THAT(timer.status().message(), HasSubstr("Every: period"));
     EXPECT_THAT(timer.status().message(),
                 HasSubstr(absl::FormatDuration(period)));
   }
   EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// A period under a nanosecond is rounded up to one, as deadlines are; it
+// used to be truncated to 0, and the timer ran once and ended.
+TEST_F(TimingWheelTest, EveryWithAPeriodUnderOneNanosecondRunsEachTick) {
+  auto probe = NewProbe();
+  Timer timer = EveryProbe(absl::Nanoseconds(1) / 4, probe);
+  for (int i = 0; i < 3; ++i) Advance(kTick);
+  EXPECT_EQ(probe->times(),
+            (std::vector<absl::Duration>{kTick, 2 * kTick, 3 * kTick}));
+  EXPECT_EQ(wheel_->Pending(), 1);
+  EXPECT_TRUE(timer.Stop());
 }
 
 // Near the end of the representable range (2^63 ns, about 292 years) a far

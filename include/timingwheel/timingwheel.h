@@ -110,11 +110,14 @@ class TimingWheel {
     return AfterFunc(absl::FromChrono(d), std::move(f));
   }
 
-  // Runs `f` every `period` (> 0), first after one period, until stopped.
-  // Runs keep to the schedule start + k * period; runs of one timer never
-  // overlap, and a run that would start while the previous one still runs is
-  // skipped, not queued. After Stop() returns true, no new run starts.
-  // Errors: as AfterFunc, and InvalidArgument for `period <= 0`.
+  // Runs `f` every `period` (> 0; rounded up to a whole nanosecond), first
+  // after one period, until stopped. Runs keep to the schedule
+  // start + k * period; runs of one timer never overlap, and a run that would
+  // start while the previous one still runs is skipped, not queued. After
+  // Stop() returns true, no new run starts. The same as
+  // ScheduleFunc(FixedRate(period), f), with errors naming Every.
+  // Errors: as AfterFunc, and InvalidArgument for a `period` not finite and
+  // > 0.
   absl::StatusOr<Timer> Every(absl::Duration period,
                               absl::AnyInvocable<void()> f);
   template <class Rep, class Period>
@@ -123,15 +126,19 @@ class TimingWheel {
     return Every(absl::FromChrono(period), std::move(f));
   }
 
-  // Runs `f` at the deadlines `scheduler` decides: before the first run and
-  // after each run it is asked for the next deadline (see scheduler.h:
+  // Runs `f` at the times `scheduler` decides: before the first run and after
+  // each run it is asked for the delay until the next (see scheduler.h:
   // FixedRate, FixedDelay, ExponentialBackoff, or your own); the timer ends
   // when it returns std::nullopt. Runs never overlap; Stop and Reset work as
   // for Every (Reset: the next run after d, then the schedule goes on from
-  // there). Errors: as AfterFunc, and InvalidArgument for a null scheduler or
-  // one that ends before the first run.
-  absl::StatusOr<Timer> ScheduleFunc(std::unique_ptr<Scheduler> scheduler,
-                                     absl::AnyInvocable<void()> f);
+  // there). Takes the factories' StatusOr as it is, and your own scheduler
+  // (`std::make_unique<MyScheduler>()`) as well.
+  // Errors: as AfterFunc; the factory's error when `scheduler` holds one;
+  // InvalidArgument for a null scheduler, one that ends before the first run,
+  // or a first delay past the supported range.
+  absl::StatusOr<Timer> ScheduleFunc(
+      absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
+      absl::AnyInvocable<void()> f);
 
   // Timers scheduled and not yet fired (callback started) or stopped; a
   // periodic timer counts until stopped. 0 after Shutdown. Thread-safe.
