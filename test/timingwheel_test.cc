@@ -1651,6 +1651,59 @@ TEST_F(TimingWheelTest, EmptyCallbackIsInvalidArgument) {
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
+// An AnyInvocable made from an empty std::function is not empty: it used to
+// be accepted, then threw std::bad_function_call on a worker.
+TEST_F(TimingWheelTest,
+       EmptyStdFunctionOrNullFunctionPointerIsInvalidArgument) {
+  const std::function<void()> empty;
+  const std::function<int()> empty_int;
+  void (*null_pointer)() = nullptr;
+  const absl::StatusOr<Timer> refused[] = {
+      wheel_->AfterFunc(absl::ZeroDuration(), empty),
+      wheel_->AfterFunc(kTick, empty_int),
+      wheel_->AfterFunc(std::chrono::milliseconds(1), empty),
+      wheel_->AfterFunc(kTick, null_pointer),
+      wheel_->Every(kTick, empty),
+      wheel_->Every(std::chrono::milliseconds(1), empty),
+      wheel_->Every(kTick, null_pointer),
+      wheel_->ScheduleFunc(FixedRate(kTick), empty),
+  };
+  for (const absl::StatusOr<Timer>& timer : refused) {
+    EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(timer.status().message(), HasSubstr("the callback is empty"));
+  }
+  EXPECT_EQ(wheel_->Pending(), 0);
+  Advance(10 * kTick);
+  EXPECT_EQ(wheel_->GetStats().callbacks_thrown, 0);
+  EXPECT_EQ(wheel_->GetStats().scheduled, 0);
+}
+
+// What is not empty still works: a std::function, a function pointer, a
+// move-only lambda, an AnyInvocable.
+TEST_F(TimingWheelTest, EveryKindOfCallableRuns) {
+  static std::atomic<int> pointer_runs{0};
+  pointer_runs = 0;
+  std::atomic<int> runs{0};
+  const std::function<void()> function = [&runs] { ++runs; };
+  void (*pointer)() = [] { ++pointer_runs; };
+  auto owned = std::make_unique<int>(1);
+  absl::AnyInvocable<void()> invocable = [&runs] { ++runs; };
+  EXPECT_TRUE(wheel_->AfterFunc(kTick, function).ok());
+  EXPECT_TRUE(wheel_->AfterFunc(std::chrono::milliseconds(1), function).ok());
+  EXPECT_TRUE(wheel_->AfterFunc(kTick, pointer).ok());
+  EXPECT_TRUE(wheel_
+                  ->AfterFunc(kTick, [&runs, owned = std::move(
+                                                 owned)] { runs += *owned; })
+                  .ok());
+  EXPECT_TRUE(wheel_->AfterFunc(kTick, std::move(invocable)).ok());
+  absl::StatusOr<Timer> every = wheel_->Every(kTick, function);
+  ASSERT_TRUE(every.ok());
+  Advance(kTick);
+  EXPECT_EQ(runs, 5);
+  EXPECT_EQ(pointer_runs, 1);
+  EXPECT_TRUE(every->Stop());
+}
+
 TEST_F(TimingWheelTest, InfiniteDurationIsInvalidArgument) {
   auto probe = NewProbe();
   for (absl::Duration d :

@@ -67,6 +67,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -80,6 +81,15 @@ namespace timingwheel {
 
 namespace internal {
 class Engine;
+
+// `f` as a callback, empty when `f` is: an AnyInvocable made from an empty
+// std::function is not empty, and would throw std::bad_function_call on a
+// worker.
+template <class R>
+absl::AnyInvocable<void()> FromFunction(std::function<R()> f) {
+  if (!f) return nullptr;
+  return absl::AnyInvocable<void()>(std::move(f));
+}
 }  // namespace internal
 
 class TimingWheel {
@@ -98,16 +108,22 @@ class TimingWheel {
   // Runs `f` once on a worker thread after `d`: never before `d` by the
   // wheel's clock; `d <= 0` runs it as soon as possible, still on a worker,
   // never inline. Thread-safe, also from callbacks.
+  // `f` is any callable, move-only ones included; an empty one (nullptr, a
+  // null function pointer, an empty AnyInvocable or std::function) is an error
+  // here rather than a throw on a worker.
   // Errors: InvalidArgument (empty `f`; infinite `d`; a deadline past the
   // supported range, about 292 years from the wheel's start: every finite `d`
   // up to 100 years works), FailedPrecondition (after Shutdown),
   // ResourceExhausted (`max_pending` timers are pending).
   absl::StatusOr<Timer> AfterFunc(absl::Duration d,
                                   absl::AnyInvocable<void()> f);
-  template <class Rep, class Period>
-  absl::StatusOr<Timer> AfterFunc(std::chrono::duration<Rep, Period> d,
-                                  absl::AnyInvocable<void()> f) {
-    return AfterFunc(absl::FromChrono(d), std::move(f));
+  template <class R>
+  absl::StatusOr<Timer> AfterFunc(absl::Duration d, std::function<R()> f) {
+    return AfterFunc(d, internal::FromFunction(std::move(f)));
+  }
+  template <class Rep, class Period, class F>
+  absl::StatusOr<Timer> AfterFunc(std::chrono::duration<Rep, Period> d, F&& f) {
+    return AfterFunc(absl::FromChrono(d), std::forward<F>(f));
   }
 
   // Runs `f` every `period` (> 0; rounded up to a whole nanosecond), first
@@ -120,10 +136,14 @@ class TimingWheel {
   // > 0.
   absl::StatusOr<Timer> Every(absl::Duration period,
                               absl::AnyInvocable<void()> f);
-  template <class Rep, class Period>
+  template <class R>
+  absl::StatusOr<Timer> Every(absl::Duration period, std::function<R()> f) {
+    return Every(period, internal::FromFunction(std::move(f)));
+  }
+  template <class Rep, class Period, class F>
   absl::StatusOr<Timer> Every(std::chrono::duration<Rep, Period> period,
-                              absl::AnyInvocable<void()> f) {
-    return Every(absl::FromChrono(period), std::move(f));
+                              F&& f) {
+    return Every(absl::FromChrono(period), std::forward<F>(f));
   }
 
   // Runs `f` at the times `scheduler` decides: before the first run and after
@@ -139,6 +159,13 @@ class TimingWheel {
   absl::StatusOr<Timer> ScheduleFunc(
       absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
       absl::AnyInvocable<void()> f);
+  template <class R>
+  absl::StatusOr<Timer> ScheduleFunc(
+      absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
+      std::function<R()> f) {
+    return ScheduleFunc(std::move(scheduler),
+                        internal::FromFunction(std::move(f)));
+  }
 
   // Timers scheduled and not yet fired (callback started) or stopped; a
   // periodic timer counts until stopped. 0 after Shutdown. Thread-safe.
