@@ -3,6 +3,7 @@
 
 #include "node_pool.h"
 
+#include <pthread.h>
 #include <sanitizer/asan_interface.h>
 
 #include <algorithm>
@@ -48,7 +49,11 @@ void UnpoisonBlock(void* block, size_t size) {
 class Registry {
  public:
   static Registry& Get() {
-    static auto* registry = new Registry;
+    static auto* registry = [] {
+      auto* created = new Registry;
+      pthread_atfork(&BeforeFork, &AfterFork, &AfterFork);
+      return created;
+    }();
     return *registry;
   }
   void Add(NodePool* pool) ABSL_LOCKS_EXCLUDED(mu_) {
@@ -71,6 +76,24 @@ class Registry {
   }
 
  private:
+  // fork() copies only the calling thread, so a lock another thread holds at
+  // that instant would stay locked in the child for good: the child's first
+  // wheel would wait for it when its pool registers, or when the forking
+  // thread's cache goes back to its pool. So the prepare handler takes the
+  // registry's lock and then every live pool's depot lock (GiveBack's order;
+  // pools cannot come or go meanwhile), and both processes release them
+  // after the fork, the child as the same thread that took them.
+  static void BeforeFork() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    Registry& registry = Get();
+    registry.mu_.Lock();
+    for (const auto& entry : registry.pools_) entry.second->LockForFork();
+  }
+  static void AfterFork() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    Registry& registry = Get();
+    for (const auto& entry : registry.pools_) entry.second->UnlockAfterFork();
+    registry.mu_.Unlock();
+  }
+
   Mutex mu_;
   std::unordered_map<uint64_t, NodePool*> pools_ ABSL_GUARDED_BY(mu_);
 };

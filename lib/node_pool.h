@@ -36,9 +36,16 @@
 // Under AddressSanitizer a free node is poisoned but for its link, so a use
 // after Unref is still reported.
 //
+// fork(): the registry's and every depot's locks are held across fork()
+// (pthread_atfork), so a child can make and use new pools (new wheels)
+// whatever other threads of the parent were doing. The parent's pools are
+// copied into the child as they were; the forking thread's cache, if it
+// served one of them, goes back to that copy and is never used again there.
+//
 // Thread-safety: thread-safe. A thread's cache is its own, touched without
 // locks. `mu_` guards the depot (a leaf lock); the registry's mutex is taken
-// only when a cache changes pools or its thread exits, before a depot's.
+// only when a cache changes pools or its thread exits, before a depot's,
+// and by the fork handlers, which take it and then every depot's.
 // Memory handed from one thread to another always passes through `mu_`,
 // which orders the writes to a node before its reuse.
 
@@ -88,6 +95,11 @@ class NodePool {
   // Hands a full magazine to the depot (also for a thread's cache that goes
   // back to its pool).
   void PutMagazine(Magazine magazine) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // For the registry's fork handlers only (see node_pool.cc): hold the
+  // depot's lock across fork().
+  void LockForFork() ABSL_EXCLUSIVE_LOCK_FUNCTION(mu_) { mu_.Lock(); }
+  void UnlockAfterFork() ABSL_UNLOCK_FUNCTION(mu_) { mu_.Unlock(); }
 
   uint64_t serial() const { return serial_; }
   size_t size() const { return size_; }

@@ -4,23 +4,34 @@
 // Tests for NodePool: blocks are distinct, aligned and reused; blocks freed
 // by one thread serve another through the depot; a thread's cache goes back
 // to its pool when the thread switches pools or exits, and is dropped
-// unharmed when its pool is gone.
+// unharmed when its pool is gone. A child forked while other threads hold
+// the pools' locks can still make and run a wheel.
 
 #include "node_pool.h"
 
 #include <sanitizer/asan_interface.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "timingwheel/timingwheel.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -228,6 +239,106 @@ TEST(NodePoolTest, AFreeBlockIsPoisonedButForItsLink) {
   pool.Free(block);
 }
 #endif
+
+#if defined(__SANITIZE_THREAD__)
+#define TW_HAS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TW_HAS_TSAN 1
+#endif
+#endif
+
+// ThreadSanitizer does not support a child that starts threads after a
+// multithreaded fork (it aborts it: die_after_fork), which is what this test
+// is about; AddressSanitizer and plain builds run it.
+#ifndef TW_HAS_TSAN
+
+// In a forked child: makes a wheel, runs one timer 1 ms out, and exits with
+// 0 if it ran in time (no later than 10 s), another code otherwise.
+[[noreturn]] void RunOneTimerAndExit() {
+  timingwheel::Options options;
+  options.workers = 1;
+  absl::StatusOr<std::unique_ptr<timingwheel::TimingWheel>> wheel =
+      timingwheel::TimingWheel::Create(std::move(options));
+  if (!wheel.ok()) _exit(2);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ran = false;
+  const auto start = std::chrono::steady_clock::now();
+  const absl::StatusOr<timingwheel::Timer> timer =
+      (*wheel)->AfterFunc(absl::Milliseconds(1), [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        ran = true;
+        cv.notify_one();
+      });
+  if (!timer.ok()) _exit(3);
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait_for(lock, std::chrono::seconds(10), [&] { return ran; });
+  const bool on_time = ran && std::chrono::steady_clock::now() - start >=
+                                  std::chrono::milliseconds(1);
+  _exit(on_time ? 0 : 4);  // no destructors: the wheel's threads may run
+}
+
+// Waits for `pid` up to `timeout`; kills it if it is still running then.
+// Returns its wait status, or nullopt if it had to be killed.
+std::optional<int> WaitForChild(pid_t pid, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 || std::chrono::steady_clock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return std::nullopt;
+    }
+    // A poll, not a wait for something not to happen: the child's exit ends
+    // it at once.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+TEST(NodePoolTest, ChildForkedWhileAnotherThreadHoldsPoolLocksRunsAWheel) {
+  // The fork copies only the forking thread: a lock that another thread held
+  // at that instant would stay held in the child forever. The hammer takes
+  // the registry's lock and two depots' locks nearly all the time: each pool
+  // switch gives the cache back to the other pool (registry, then depot),
+  // and each thread it starts gives its cache back when it exits.
+  NodePool a(kSize, kAlign);
+  NodePool b(kSize, kAlign);
+  struct Hammer {
+    std::atomic<bool> stop{false};
+    std::thread thread;
+    ~Hammer() {
+      stop.store(true);
+      thread.join();
+    }
+  } hammer;
+  hammer.thread = std::thread([&] {
+    for (int i = 0; !hammer.stop.load(std::memory_order_relaxed); ++i) {
+      a.Free(a.Allocate());
+      b.Free(b.Allocate());
+      if (i % 64 == 0) FreeOnThread(&a, AllocateOnThread(&b, 1));
+    }
+  });
+  // This thread's cache serves `a` too: the child's first node allocation
+  // gives it back to `a`, through the registry and `a`'s depot.
+  a.Free(a.Allocate());
+  constexpr int kForks = 200;
+  for (int i = 0; i < kForks; ++i) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0) << "fork failed";
+    if (pid == 0) RunOneTimerAndExit();
+    const std::optional<int> status =
+        WaitForChild(pid, std::chrono::seconds(10));
+    ASSERT_TRUE(status.has_value())
+        << "child " << i << " hung (deadlocked after fork); killed";
+    ASSERT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+        << "child " << i << " ended with wait status " << *status;
+  }
+}
+
+#endif  // TW_HAS_TSAN
 
 }  // namespace
 }  // namespace timingwheel::internal

@@ -59,6 +59,10 @@
 // The Stop contract: each timer has one atomic state; the thread whose
 // compare-and-swap moves it out of "pending" decides whether it stops or runs.
 // Stop never waits for a running callback.
+// fork(): a wheel created before fork() is not usable in the child (its
+// threads are not there); the child may create and use new wheels, also when
+// other threads were using wheels at the fork (the library's process-wide
+// locks are held across fork() by pthread_atfork handlers).
 
 #ifndef TIMINGWHEEL_TIMINGWHEEL_H_
 #define TIMINGWHEEL_TIMINGWHEEL_H_
