@@ -248,10 +248,12 @@ TEST(NodePoolTest, AFreeBlockIsPoisonedButForItsLink) {
 #endif
 #endif
 
-// ThreadSanitizer does not support a child that starts threads after a
-// multithreaded fork (it aborts it: die_after_fork), which is what this test
-// is about; AddressSanitizer and plain builds run it.
-#ifndef TW_HAS_TSAN
+// Plain builds only. ThreadSanitizer does not support a child that starts
+// threads after a multithreaded fork (it aborts it: die_after_fork), which is
+// what this test is about. The AddressSanitizer runtime of clang 14 does not
+// hold its allocator's locks across fork(): a child forked while the hammer
+// thread was in malloc (it starts threads) hangs in the runtime itself.
+#if !defined(TW_HAS_TSAN) && !defined(TW_HAS_ASAN)
 
 // In a forked child: makes a wheel, runs one timer 1 ms out, and exits with
 // 0 if it ran in time (no later than 10 s), another code otherwise.
@@ -338,7 +340,7 @@ TEST(NodePoolTest, ChildForkedWhileAnotherThreadHoldsPoolLocksRunsAWheel) {
   }
 }
 
-#endif  // TW_HAS_TSAN
+#endif  // !TW_HAS_TSAN && !TW_HAS_ASAN
 
 }  // namespace
 }  // namespace timingwheel::internal
