@@ -229,9 +229,12 @@ std::string KindName(const ::testing::TestParamInfo<ExecutorKind>& info) {
 }
 
 // Options with an executor of the given kind on `clock`; the thread pool,
-// when there is one, is shared by every wheel made with `pool`.
+// when there is one, is shared by every wheel made with `pool`. The executor
+// holds a pointer, not the pool: the wheel may release its executor on one
+// of the pool's own threads (a task that held the wheel's last reference),
+// and a pool cannot join itself.
 Options OptionsFor(ExecutorKind kind, std::shared_ptr<ManualClock> clock,
-                   std::shared_ptr<ThreadPoolExecutor> pool) {
+                   ThreadPoolExecutor* pool) {
   Options options;
   options.clock = std::move(clock);
   options.on_failure = [](const Failure&) {};  // the tests count; no log
@@ -253,16 +256,15 @@ Options OptionsFor(ExecutorKind kind, std::shared_ptr<ManualClock> clock,
 
 class ExecutorMatrixTest : public ::testing::TestWithParam<ExecutorKind> {
  protected:
-  ExecutorMatrixTest()
-      : pool_(std::make_shared<ThreadPoolExecutor>()), wheel_(MakeWheel()) {}
+  ExecutorMatrixTest() : wheel_(MakeWheel()) {}
 
   std::unique_ptr<TimingWheel> MakeWheel() {
-    return TimingWheel::Create(OptionsFor(GetParam(), clock_, pool_)).value();
+    return TimingWheel::Create(OptionsFor(GetParam(), clock_, &pool_)).value();
   }
   bool Runs() const { return GetParam() != ExecutorKind::kDropping; }
 
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
-  std::shared_ptr<ThreadPoolExecutor> pool_;
+  ThreadPoolExecutor pool_;  // outlives the wheels: joins the tasks left
   std::unique_ptr<TimingWheel> wheel_;
 };
 

@@ -79,6 +79,11 @@ struct Options {
   // What it must not do: block until callbacks of this wheel have finished
   // (the advancer would wait for itself), or call the task twice (the second
   // call does nothing).
+  // Lifetime: the wheel keeps the executor until its last reference goes,
+  // which may be after the TimingWheel was destroyed and on one of the
+  // executor's own threads (a task that ran last releases it). So an
+  // executor that owns threads should not be owned by the wheel: keep the
+  // pool elsewhere, outliving the wheel, and capture a pointer to it.
   absl::AnyInvocable<void(absl::AnyInvocable<void()> task) const> executor;
   // Told of what went wrong where no caller can be told (see Failure). Called
   // on the thread that saw it, with no lock of the wheel held; it must be
