@@ -38,4 +38,15 @@ void TimerNode::Unref() {
   owner->UnrefLane(owner_lane);
 }
 
+std::optional<int64_t> TimerNode::PendingDeadlineNs() {
+  SpinLockHolder lock(&mu);
+  const State s = StateOf(LoadState());
+  if (!IsPending(s)) return std::nullopt;
+  // Only a Reset leads to kRunningArmed with has_rearm set (a periodic
+  // timer's worker enters kRunningArmed with it clear), so here it is this
+  // run's Reset.
+  if (s == State::kRunningArmed && has_rearm) return rearm_deadline_ns;
+  return deadline_ns;
+}
+
 }  // namespace timingwheel::internal

@@ -59,6 +59,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
@@ -124,6 +125,16 @@ class TimerNode {
                                          std::memory_order_acquire);
   }
   uint64_t LoadState() const { return state.load(std::memory_order_acquire); }
+
+  // The deadline of the node's pending arm (IsPending), in nanoseconds since
+  // the engine's origin; for kRunningArmed the re-arm a Reset left, if any,
+  // else the deadline of the run in progress. std::nullopt when not pending.
+  // Takes `mu`: every thread that moves the node into kPending with a new
+  // deadline, or sets the re-arm, holds it (Reset, Rearm, the advancer), so
+  // the state and the deadline read under it belong to the same arm. The
+  // moves that need no lock (Stop, a worker starting the callback) change
+  // no deadline.
+  std::optional<int64_t> PendingDeadlineNs() ABSL_LOCKS_EXCLUDED(mu);
 
   // The members are ordered to pack the node into 112 bytes on x86-64
   // (TimerNodeLayoutTest.FitsInAHundredAndTwelveBytes); the pool adds no

@@ -7,6 +7,8 @@
 
 #include "timingwheel/timingwheel.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "engine.h"
@@ -57,6 +59,27 @@ bool Timer::Stop() { return node_ != nullptr && node_->engine->Stop(node_); }
 
 bool Timer::Reset(absl::Duration d) {
   return node_ != nullptr && node_->engine->Reset(node_, d);
+}
+
+bool Timer::Pending() const {
+  return node_ != nullptr &&
+         internal::IsPending(internal::StateOf(node_->LoadState()));
+}
+
+std::optional<absl::Duration> Timer::Deadline() const {
+  if (node_ == nullptr) return std::nullopt;
+  const std::optional<int64_t> deadline_ns = node_->PendingDeadlineNs();
+  if (!deadline_ns.has_value()) return std::nullopt;
+  return node_->engine->origin() + absl::Nanoseconds(*deadline_ns);
+}
+
+std::optional<absl::Duration> Timer::TimeLeft() const {
+  const std::optional<absl::Duration> deadline = Deadline();
+  if (!deadline.has_value()) return std::nullopt;
+  // The clock is read after the deadline, so a time left is never more than
+  // the arm it belongs to had left.
+  return std::max(absl::ZeroDuration(),
+                  *deadline - node_->engine->clock().Now());
 }
 
 absl::StatusOr<std::unique_ptr<TimingWheel>> TimingWheel::Create(

@@ -22,14 +22,37 @@
 //     // The close callback will never start.
 //   }
 //
+// A handle can also be asked about its timer: `Pending()`, `Deadline()` and
+// `TimeLeft()`. Their answers are snapshots (see "Queries and races" below).
+//
 // Thread-safety: every member may be called from any thread, concurrently,
 // also from the timer's own callback. No lock is held while a callback runs,
 // so a callback may Stop or Reset any timer, itself included.
+//
+// Queries and races
+// -----------------
+// Pending, Deadline and TimeLeft each report the timer as it was at one
+// instant during the call; another thread (or the wheel, firing it) may have
+// changed it by the time the answer is returned. So:
+//   * a true Pending() does not promise that a later Stop() returns true: the
+//     callback may start in between. A false Pending() does not promise that
+//     a later Stop() returns false: a concurrent Reset may re-arm the timer;
+//   * what the calling thread did itself is always seen: after its Stop()
+//     returned true, Pending() is false; after its Reset() returned, Pending()
+//     is true (unless the wheel is shut down), until the timer starts its
+//     callback or is stopped or reset by someone else;
+//   * one call of Deadline() (or TimeLeft()) is consistent in itself: it has
+//     a value exactly when the timer was pending at that instant, and then it
+//     is the deadline of that arm. Two calls may describe two different arms.
+// None of them waits for the wheel's threads; Pending() takes no lock, and
+// Deadline() and TimeLeft() take the timer's own spin lock for a few
+// instructions (the lock that Reset takes).
 
 #ifndef TIMINGWHEEL_TIMER_H_
 #define TIMINGWHEEL_TIMER_H_
 
 #include <chrono>
+#include <optional>
 
 #include "absl/time/time.h"
 
@@ -91,6 +114,36 @@ class Timer {
   //     if (++beats == 5) timingwheel::Timer::Current().Stop();
   //   });
   static Timer Current();
+
+  // True if the timer is pending: armed, its callback not started, and not
+  // stopped or cancelled (the states in which Stop() returns true). A timer
+  // due and waiting for a free worker is still pending. A periodic timer is
+  // pending until it is stopped or its schedule ends, also while its callback
+  // runs; a one-shot timer stops being pending when its callback starts,
+  // unless a Reset re-arms it. False after Shutdown and for an empty handle.
+  // A snapshot; see "Queries and races" above.
+  bool Pending() const;
+
+  // The deadline of the timer's pending arm, as a reading of the wheel's
+  // clock (what `Clock::Now()` of `Options::clock` returns; for the default
+  // SteadyClock(), `std::chrono::steady_clock::time_point` converts as
+  // `steady_clock::time_point(absl::ToChronoNanoseconds(*deadline))`), or
+  // std::nullopt when the timer is not pending (as Pending()).
+  //
+  // It is the deadline as asked for (`now + d` for AfterFunc and Reset, the
+  // point for At), to the nanosecond above; the callback starts no earlier,
+  // at the first whole tick at or after it. While a periodic timer's callback
+  // runs, its next deadline is not decided yet (the schedule is asked when
+  // the callback returns): Deadline() is then the deadline of the run in
+  // progress, unless a Reset during the run set the next one. A snapshot; see
+  // "Queries and races" above.
+  std::optional<absl::Duration> Deadline() const;
+
+  // `Deadline()` minus the wheel clock's current time, at least zero: zero
+  // when the deadline has passed and the callback has not started yet (it is
+  // waiting for its tick or a free worker), or while a periodic timer's
+  // callback runs. std::nullopt when the timer is not pending.
+  std::optional<absl::Duration> TimeLeft() const;
 
   // True if the handle refers to a timer.
   explicit operator bool() const { return node_ != nullptr; }
