@@ -275,6 +275,26 @@ absl::StatusOr<int64_t> Engine::DeadlineAfter(int64_t now_ns, absl::Duration d,
       " from now (every duration up to 100 years works)"));
 }
 
+absl::StatusOr<int64_t> Engine::DeadlineAt(int64_t now_ns, absl::Duration when,
+                                           const char* caller) const {
+  const absl::Duration since_origin = when - origin_;
+  if (since_origin <= absl::Nanoseconds(now_ns)) return now_ns;
+  // Round up, as DeadlineAfter; saturated values are out of range below.
+  int64_t deadline_ns = absl::ToInt64Nanoseconds(since_origin);
+  if (deadline_ns < kMaxInt64 &&
+      absl::Nanoseconds(deadline_ns) < since_origin) {
+    ++deadline_ns;
+  }
+  if (deadline_ns <= max_deadline_ns_) return deadline_ns;
+  return absl::InvalidArgumentError(absl::StrCat(
+      caller, ": time ", absl::FormatDuration(when),
+      " is out of range; deadlines must lie within ",
+      absl::FormatDuration(absl::Nanoseconds(max_deadline_ns_)),
+      " of the wheel's start (", absl::FormatDuration(origin_),
+      " by its clock), so at most ",
+      absl::FormatDuration(origin_ + absl::Nanoseconds(max_deadline_ns_))));
+}
+
 absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
                                             absl::AnyInvocable<void()> f,
                                             const char* caller) {
@@ -325,6 +345,23 @@ absl::Status Engine::CheckNew(const absl::AnyInvocable<void()>& f,
         absl::StrCat(caller, ": the wheel is shut down"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<TimerNode*> Engine::ScheduleAt(absl::Duration when,
+                                              absl::AnyInvocable<void()> f,
+                                              const char* caller) {
+  if (when == absl::InfiniteDuration() || when == -absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(caller, ": time is ",
+                                                   absl::FormatDuration(when),
+                                                   "; it must be finite"));
+  }
+  if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
+  // Now only decides whether the point has passed; the deadline is the
+  // point itself.
+  const int64_t now_ns = NowNs();
+  absl::StatusOr<int64_t> deadline = DeadlineAt(now_ns, when, caller);
+  if (!deadline.ok()) return deadline.status();
+  return NewArmed(std::move(f), nullptr, *deadline, now_ns, caller);
 }
 
 absl::StatusOr<TimerNode*> Engine::NewArmed(

@@ -41,7 +41,8 @@
 // so all lanes keep one time, as the levels of one lane do.
 //
 // Threads and locks:
-//   * caller threads: Schedule, Stop, Reset, Pending, Shutdown.
+//   * caller threads: Schedule, ScheduleAt, Stop, Reset, Pending, Shutdown,
+//     and the Timer queries (TimerNode::PendingDeadlineNs).
 //   * lock order, outer to inner: TimerNode::mu; WheelLevel::mu_; DelayQueue
 //     mu_. Leaves: inbox_mu_, WorkerPool mu_, shutdown_mu_.
 //   * no lock is held while a callback runs or a callback is destroyed.
@@ -133,9 +134,18 @@ class Engine {
                                       absl::AnyInvocable<void()> f,
                                       const char* caller);
 
+  // Arms a new one-shot timer at `when`, a reading of the clock (Now()): the
+  // deadline is `when` itself, rounded up to the nanosecond; one already
+  // passed runs as soon as possible. Errors as Schedule.
+  absl::StatusOr<TimerNode*> ScheduleAt(absl::Duration when,
+                                        absl::AnyInvocable<void()> f,
+                                        const char* caller);
+
   // The clock's time at which this engine's tick 0 lies.
   absl::Duration origin() const { return origin_; }
   const Clock& clock() const { return *clock_; }
+  // Whether the clock is SteadyClock(), whose time is steady_clock's.
+  bool steady() const { return steady_; }
 
   bool Stop(TimerNode* node);
   // The timer whose callback runs on this thread, or nullptr.
@@ -256,6 +266,11 @@ class Engine {
   // `now_ns + d` as a deadline, or InvalidArgument when it is out of range.
   absl::StatusOr<int64_t> DeadlineAfter(int64_t now_ns, absl::Duration d,
                                         const char* caller) const;
+  // The clock time `when` as a deadline: nanoseconds since the origin,
+  // rounded up, and `now_ns` for a time already passed; InvalidArgument when
+  // it is out of range.
+  absl::StatusOr<int64_t> DeadlineAt(int64_t now_ns, absl::Duration when,
+                                     const char* caller) const;
   // What a new timer needs first: a callback, and a wheel not shut down.
   absl::Status CheckNew(const absl::AnyInvocable<void()>& f,
                         const char* caller) const;

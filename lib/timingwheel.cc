@@ -132,4 +132,26 @@ Stats TimingWheel::GetStats() const { return engine_->GetStats(); }
 
 int64_t TimingWheel::Shutdown() { return engine_->Shutdown(); }
 
+absl::StatusOr<Timer> TimingWheel::At(
+    std::chrono::steady_clock::time_point when, absl::AnyInvocable<void()> f) {
+  if (!engine_->steady()) {
+    return absl::InvalidArgumentError(
+        "At: the time point is steady_clock's, but this wheel's clock is not "
+        "SteadyClock(); give AtClockTime a time of the wheel's own clock "
+        "(as its Now() returns it)");
+  }
+  absl::StatusOr<internal::TimerNode*> node = engine_->ScheduleAt(
+      absl::FromChrono(when.time_since_epoch()), std::move(f), "At");
+  if (!node.ok()) return node.status();
+  return Timer(*node);
+}
+
+absl::StatusOr<Timer> TimingWheel::AtClockTime(absl::Duration when,
+                                               absl::AnyInvocable<void()> f) {
+  absl::StatusOr<internal::TimerNode*> node =
+      engine_->ScheduleAt(when, std::move(f), "AtClockTime");
+  if (!node.ok()) return node.status();
+  return Timer(*node);
+}
+
 }  // namespace timingwheel
