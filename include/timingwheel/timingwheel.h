@@ -79,6 +79,7 @@
 #include "timingwheel/clock.h"
 #include "timingwheel/options.h"
 #include "timingwheel/scheduler.h"
+#include "timingwheel/scoped_timer.h"
 #include "timingwheel/timer.h"
 
 namespace timingwheel {
