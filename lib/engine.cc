@@ -100,6 +100,28 @@ absl::Status ValidateOptions(const Options& options) {
   return absl::OkStatus();
 }
 
+// The prefix must leave room in Linux's 15 characters for the longest name
+// the engine gives: `<prefix>-advancer` or `<prefix>-worker-<workers - 1>`.
+absl::Status ValidateThreadNamePrefix(const Options& options) {
+  constexpr size_t kMaxThreadName = 15;
+  const std::string& prefix = options.thread_name_prefix;
+  std::string longest = prefix + "-advancer";
+  if (!options.executor && options.workers > 0) {
+    const std::string worker =
+        absl::StrCat(prefix, "-worker-", options.workers - 1);
+    if (worker.size() > longest.size()) longest = worker;
+  }
+  if (!prefix.empty() && longest.size() <= kMaxThreadName) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Options::thread_name_prefix is \"", prefix, "\" (", prefix.size(),
+      " characters); it must not be empty, and the longest thread name (\"",
+      longest, "\" with ", options.workers,
+      " workers) must fit Linux's 15 characters, so at most ",
+      kMaxThreadName - (longest.size() - prefix.size()), " characters here"));
+}
+
 }  // namespace
 
 bool Engine::LaterExpiration::operator()(const DelayQueue::Entry& a,
@@ -115,6 +137,9 @@ absl::StatusOr<Engine*> Engine::Create(Options options) {
   if (options.workers == 0) {
     options.workers =
         std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  if (absl::Status status = ValidateThreadNamePrefix(options); !status.ok()) {
+    return status;
   }
   const absl::Duration origin = options.clock->Now();
   auto* engine = new Engine(std::move(options), origin);
@@ -133,6 +158,8 @@ Engine::Engine(Options options, absl::Duration origin)
       workers_(options.workers),
       executor_(std::move(options.executor)),
       failures_(std::move(options.on_failure)),
+      thread_name_prefix_(std::move(options.thread_name_prefix)),
+      on_thread_start_(std::move(options.on_thread_start)),
       queue_(clock_, origin_, tick_ns_),
       lanes_(LaneCount()) {
   for (std::unique_ptr<Lane>& lane : lanes_) {
@@ -193,7 +220,9 @@ void Engine::Start() {
       lateness_.push_back(std::make_unique<LatencyHistogram>());
     }
     refs_.fetch_add(workers_, std::memory_order_relaxed);  // one per thread
-    pool_ = std::make_unique<WorkerPool>(workers_, run, [this] { Unref(); });
+    pool_ = std::make_unique<WorkerPool>(
+        workers_, run, [this] { Unref(); },
+        [this](int worker) { OnThreadStart(ThreadRole::kWorker, worker); });
   }
   refs_.fetch_add(2, std::memory_order_relaxed);  // the poller and advancer
   poller_ = std::thread([this] {
@@ -630,8 +659,24 @@ int64_t Engine::Pending() const {
   return std::max<int64_t>(0, pending);
 }
 
+void Engine::OnThreadStart(ThreadRole role, int index) const {
+  switch (role) {
+    case ThreadRole::kPoller:
+      SetCurrentThreadName((thread_name_prefix_ + "-poller").c_str());
+      break;
+    case ThreadRole::kAdvancer:
+      SetCurrentThreadName((thread_name_prefix_ + "-advancer").c_str());
+      break;
+    case ThreadRole::kWorker:
+      SetCurrentThreadName(
+          absl::StrCat(thread_name_prefix_, "-worker-", index).c_str());
+      break;
+  }
+  if (on_thread_start_) on_thread_start_(role, index);
+}
+
 void Engine::PollerLoop() {
-  SetCurrentThreadName("tw-poller");
+  OnThreadStart(ThreadRole::kPoller, 0);
   std::vector<DelayQueue::Entry> due;
   while (queue_.Poll(&due)) {
     MutexLock lock(&inbox_mu_);
@@ -643,7 +688,7 @@ void Engine::PollerLoop() {
 }
 
 void Engine::AdvancerLoop() {
-  SetCurrentThreadName("tw-advancer");
+  OnThreadStart(ThreadRole::kAdvancer, 0);
   ReadyBuckets ready;  // released, not yet flushed
   FlushScratch outer;
   FlushScratch nested;

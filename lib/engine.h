@@ -67,6 +67,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -202,6 +203,9 @@ class Engine {
   // The lane of the calling thread: threads are numbered round-robin on
   // first use.
   int ThisThreadLane() const;
+  // The first act of each thread the engine starts: names it after the
+  // Options::thread_name_prefix and calls Options::on_thread_start.
+  void OnThreadStart(ThreadRole role, int index) const;
   void PollerLoop();
   void AdvancerLoop();
   // The buckets released and not yet flushed, the one whose timers come due
@@ -346,6 +350,8 @@ class Engine {
   const int workers_;
   const absl::AnyInvocable<void(absl::AnyInvocable<void()>) const> executor_;
   const FailureReporter failures_;
+  const std::string thread_name_prefix_;
+  const absl::AnyInvocable<void(ThreadRole, int) const> on_thread_start_;
 
   // The memory of this engine's nodes; it goes with the engine, after the
   // last node.

@@ -66,8 +66,11 @@ void SetCurrentThreadName(const char* name) {
 }
 
 WorkerPool::WorkerPool(int workers, RunFn run,
-                       std::function<void()> on_thread_exit)
-    : run_(std::move(run)), on_thread_exit_(std::move(on_thread_exit)) {
+                       std::function<void()> on_thread_exit,
+                       std::function<void(int worker)> on_thread_start)
+    : run_(std::move(run)),
+      on_thread_exit_(std::move(on_thread_exit)),
+      on_thread_start_(std::move(on_thread_start)) {
   stashes_.reserve(workers);
   for (int i = 0; i < workers; ++i) {
     stashes_.push_back(std::make_unique<Stash>());
@@ -179,7 +182,7 @@ void WorkerPool::HandOff(std::vector<uint64_t> ids) {
 }
 
 void WorkerPool::Loop(int index) {
-  SetCurrentThreadName(("tw-worker-" + std::to_string(index)).c_str());
+  if (on_thread_start_) on_thread_start_(index);
   bool active = false;  // counted in running_
   for (;;) {
     Task task;

@@ -4,9 +4,10 @@
 // worker_pool.h: the bounded pool of threads that run due callbacks.
 //
 // Kafka runs expired tasks on one executor thread and the Go port starts a
-// goroutine per due timer; this pool is in between: `workers` threads, named
-// `tw-worker-N`, run the tasks of one shared FIFO queue. The advancer submits
-// all the due timers of a bucket as one batch (one lock round trip).
+// goroutine per due timer; this pool is in between: `workers` threads (the
+// engine names them `tw-worker-N`) run the tasks of one shared FIFO queue.
+// The advancer submits all the due timers of a bucket as one batch (one lock
+// round trip).
 //
 // Batches and stashes. So that a burst of short callbacks does not cost one
 // round trip on the shared lock per task, each worker keeps a stash of tasks
@@ -105,8 +106,11 @@ class WorkerPool {
   using RunFn = absl::AnyInvocable<void(const Task&, int worker)>;
 
   // Starts `workers` (>= 1) threads that call `run` for each task.
-  // `on_thread_exit` runs as the last act of each thread.
-  WorkerPool(int workers, RunFn run, std::function<void()> on_thread_exit);
+  // `on_thread_start`, if set, runs as the first act of each thread, with its
+  // worker number (the engine names the thread there); `on_thread_exit` runs
+  // as the last act of each thread.
+  WorkerPool(int workers, RunFn run, std::function<void()> on_thread_exit,
+             std::function<void(int worker)> on_thread_start = nullptr);
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
   // Starts no threads: each task is handed to `hand_off` (see above).
@@ -177,6 +181,7 @@ class WorkerPool {
 
   RunFn run_;
   const std::function<void()> on_thread_exit_;
+  const std::function<void(int worker)> on_thread_start_;
   // Executor mode when set.
   absl::AnyInvocable<void(uint64_t id)> hand_off_;
 

@@ -12,7 +12,8 @@
 // it, wherever it sits in a burst); Outstanding and QueueDepth count queued,
 // stashed and running tasks, and Outstanding is never 0 while a submitted task
 // has not run; randomized submitters get every task run exactly once, or
-// returned by a concurrent Close; threads are named tw-worker-N.
+// returned by a concurrent Close; on_thread_start runs first on each worker
+// with its number.
 //
 // Tasks carry fake node pointers: the pool never dereferences them, it only
 // hands them to the RunFn of the test. Every wait is bounded.
@@ -812,7 +813,7 @@ TEST(WorkerPoolTest, StressCloseWhileSubmittingLosesAndDuplicatesNothing) {
   EXPECT_EQ(pool.Outstanding(), 0);
 }
 
-TEST(WorkerPoolTest, ThreadsAreNamedTwWorkerNAfterTheirWorkerNumber) {
+TEST(WorkerPoolTest, OnThreadStartRunsFirstOnEachWorkerWithItsNumber) {
   constexpr int kWorkers = 3;
   Mutex mu;
   std::set<std::string> names;
@@ -825,14 +826,18 @@ TEST(WorkerPoolTest, ThreadsAreNamedTwWorkerNAfterTheirWorkerNumber) {
         {
           MutexLock lock(&mu);
           names.insert(name);
-          // The worker number given to the RunFn is the thread's.
+          // The worker number given to the RunFn is the one the thread's
+          // on_thread_start got, before it took any task.
           EXPECT_EQ(std::string(name), "tw-worker-" + std::to_string(worker));
         }
         running.fetch_add(1);
         // Hold this worker until every worker has a task.
         WaitFor([&] { return running.load() >= kWorkers; });
       },
-      [] {});
+      [] {},
+      [](int worker) {
+        SetCurrentThreadName(("tw-worker-" + std::to_string(worker)).c_str());
+      });
   for (int i = 0; i < kWorkers; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
   ASSERT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
   pool.Close();

@@ -43,6 +43,13 @@ struct Failure {
   std::string what;
 };
 
+// What a thread of the wheel does (Options::on_thread_start).
+enum class ThreadRole {
+  kPoller,    // `<prefix>-poller`: sleeps until the next bucket is due
+  kAdvancer,  // `<prefix>-advancer`: moves the wheel, hands due timers over
+  kWorker,    // `<prefix>-worker-N`: runs callbacks
+};
+
 struct Options {
   // Width of a level-0 bucket: the wheel's resolution. At least 1us.
   absl::Duration tick = absl::Milliseconds(1);
@@ -91,6 +98,24 @@ struct Options {
   // line on stderr, at most one a second per wheel, saying how many were
   // left out meanwhile.
   absl::AnyInvocable<void(const Failure& failure) const> on_failure;
+  // The wheel's threads are named `<prefix>-poller`, `<prefix>-advancer` and
+  // `<prefix>-worker-N` (N from 0), as `top -H`, `ps -L` and debuggers show
+  // them; give two wheels of one process different prefixes to tell their
+  // threads apart. Linux keeps 15 characters of a thread name, so the prefix
+  // must be non-empty and short enough for the longest name to fit: at most
+  // 6 characters (for `-advancer`), 5 with more than 10 workers, 4 with more
+  // than 100, 3 with more than 1000. Create checks it against the number of
+  // workers it starts.
+  std::string thread_name_prefix = "tw";
+  // Called first thing on each thread the wheel starts, after the thread is
+  // named, with its role and index (the worker number N; 0 for the poller and
+  // the advancer): for pinning (pthread_setaffinity_np), priorities, or
+  // registering threads with a profiler. Once per thread: two (poller and
+  // advancer) plus one per worker (none with `executor`). It runs on several
+  // threads at once (hence `const`), possibly after Create returned; every
+  // call has returned when Shutdown returns. It must not throw, nor call into
+  // the wheel being created, whose threads are not running yet.
+  absl::AnyInvocable<void(ThreadRole role, int index) const> on_thread_start;
 };
 
 // A snapshot of a wheel's counters (TimingWheel::GetStats). Exact when the

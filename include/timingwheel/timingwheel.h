@@ -42,16 +42,17 @@
 //
 // Threads and locks
 // -----------------
-// Who runs what:
-//   * callers (any thread, callbacks included): AfterFunc, Every, Stop, Reset,
-//     Pending, Shutdown. They never wait for the wheel's threads, except
-//     Shutdown, which joins them.
+// Who runs what (thread names with the default Options::thread_name_prefix):
+//   * callers (any thread, callbacks included): AfterFunc, Every, At, Stop,
+//     Reset, the Timer queries, Pending, Shutdown. They never wait for the
+//     wheel's threads, except Shutdown, which joins them.
 //   * `tw-poller`: sleeps on the clock until the delay queue's head bucket is
 //     due, then hands the due buckets to the advancer.
 //   * `tw-advancer`: moves every level's current time to the bucket's
 //     expiration, empties the bucket, and sends each timer to the workers (if
 //     due) or down into a lower level (if not).
 //   * `tw-worker-N`: runs due callbacks, `Options::workers` of them at once.
+//   Each of these calls Options::on_thread_start first, if set.
 // Lock order, outer to inner: a timer's node lock; a level's mutex; the delay
 // queue's mutex. The worker pool's and the advancer inbox's mutexes are
 // leaves. No lock of the wheel is held while a callback runs, which is why a
