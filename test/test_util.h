@@ -15,6 +15,8 @@
 // `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock and
 // an Advance that moves the clock and waits until the wheel is quiescent.
 //
+// `ThreadNames` lists the names of the process's threads.
+//
 // `Event` is a one-shot notification on std::mutex (absl::Notification is
 // invisible to ThreadSanitizer with Debian's Abseil; see STYLE.md) whose wait
 // is bounded, so that a failing test fails instead of hanging.
@@ -27,8 +29,13 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -148,6 +155,19 @@ class Event {
   std::condition_variable cv_;
   bool notified_ = false;
 };
+
+// The names of this process's threads (/proc/self/task/*/comm).
+inline std::multiset<std::string> ThreadNames() {
+  std::multiset<std::string> names;
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task", error)) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name)) names.insert(name);
+  }
+  return names;
+}
 
 // The clock readings at which one timer's callback ran.
 class RunLog {

@@ -39,19 +39,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The names of this process's threads.
-std::multiset<std::string> ThreadNames() {
-  std::multiset<std::string> names;
-  std::error_code error;
-  for (const auto& entry :
-       std::filesystem::directory_iterator("/proc/self/task", error)) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    if (std::getline(comm, name)) names.insert(name);
-  }
-  return names;
-}
-
 std::string CurrentThreadName() {
   char name[32] = {};
   pthread_getname_np(pthread_self(), name, sizeof(name));

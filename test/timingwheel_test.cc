@@ -570,18 +570,6 @@ TEST_F(TimingWheelTest, DesignWorkedExample) {
 // ---------------------------------------------------------------------------
 // Structure
 
-std::multiset<std::string> ThreadNames() {
-  std::multiset<std::string> names;
-  std::error_code error;
-  for (const auto& entry :
-       std::filesystem::directory_iterator("/proc/self/task", error)) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    if (std::getline(comm, name)) names.insert(name);
-  }
-  return names;
-}
-
 TEST_F(TimingWheelTest, ThreadsAreNamedPollerAdvancerAndWorkers) {
   wheel_.reset();
   const std::multiset<std::string> before = ThreadNames();

@@ -42,6 +42,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mutex.h"
+#include "test_util.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -82,34 +83,12 @@ bool WaitFor(const std::function<bool()>& done,
   return true;
 }
 
-// A one-shot event on std::mutex (absl::Notification is invisible to
-// ThreadSanitizer with Debian's Abseil; see STYLE.md).
-class Event {
- public:
-  void Notify() {
-    std::lock_guard<std::mutex> lock(mu_);
-    notified_ = true;
-    cv_.notify_all();
-  }
-  // Returns whether it was notified within `timeout`.
-  bool WaitWithTimeout(absl::Duration timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                        [this] { return notified_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool notified_ = false;
-};
-
 // A gate tasks can block on; Open() lets them all through. Blocking is bounded
 // so a failed test cannot hang.
 class Gate {
  public:
   void Open() { open_.Notify(); }
-  bool Pass() { return open_.WaitWithTimeout(kTimeout); }
+  bool Pass() { return open_.Wait(kTimeout); }
 
  private:
   Event open_;
@@ -270,7 +249,7 @@ TEST(WorkerPoolTest, CloseReturnsTheUnstartedTasksInOrder) {
       },
       [] {});
   ASSERT_TRUE(pool.Submit(MakeTask(0)));
-  ASSERT_TRUE(first_started.WaitWithTimeout(kTimeout));
+  ASSERT_TRUE(first_started.Wait(kTimeout));
   for (int i = 1; i <= 5; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
   std::vector<WorkerPool::Task> left = pool.Close();
   gate.Open();
@@ -297,7 +276,7 @@ TEST(WorkerPoolTest, CloseLetsTheRunningTaskFinish) {
       },
       [] {});
   ASSERT_TRUE(pool.Submit(MakeTask(0)));
-  ASSERT_TRUE(started.WaitWithTimeout(kTimeout));
+  ASSERT_TRUE(started.Wait(kTimeout));
   EXPECT_TRUE(pool.Close().empty());
   EXPECT_FALSE(finished.load());
   gate.Open();
@@ -335,8 +314,7 @@ TEST(WorkerPoolTest, JoinFromATasksOwnThreadDetachesInsteadOfDeadlocking) {
       },
       [&] { exits.fetch_add(1); });
   ASSERT_TRUE(pool->Submit(MakeTask(0)));
-  ASSERT_TRUE(joined.WaitWithTimeout(kTimeout))
-      << "Join from a task deadlocked";
+  ASSERT_TRUE(joined.Wait(kTimeout)) << "Join from a task deadlocked";
   // The detached thread leaves its loop on its own.
   ASSERT_TRUE(WaitFor([&] { return exits.load() == 2; }));
   pool->Join();  // nothing left to join
@@ -388,9 +366,9 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackASingleSubmission) {
       },
       [] {});
   ASSERT_TRUE(pool.Submit(MakeTask(0)));
-  ASSERT_TRUE(slow_started.WaitWithTimeout(kTimeout));
+  ASSERT_TRUE(slow_started.Wait(kTimeout));
   ASSERT_TRUE(pool.Submit(MakeTask(1)));
-  EXPECT_TRUE(fast_done.WaitWithTimeout(kTimeout));
+  EXPECT_TRUE(fast_done.Wait(kTimeout));
   gate.Open();
   pool.Close();
   pool.Join();
@@ -451,7 +429,7 @@ TEST(WorkerPoolTest, OutstandingAndQueueDepthCountQueuedAndRunningTasks) {
   EXPECT_EQ(pool.Outstanding(), 0);
   EXPECT_EQ(pool.QueueDepth(), 0);
   ASSERT_TRUE(pool.Submit(MakeTask(0)));
-  ASSERT_TRUE(started.WaitWithTimeout(kTimeout));
+  ASSERT_TRUE(started.Wait(kTimeout));
   EXPECT_EQ(pool.Outstanding(), 1);  // running
   EXPECT_EQ(pool.QueueDepth(), 0);
   for (int i = 1; i <= 3; ++i) {
@@ -482,7 +460,7 @@ TEST(WorkerPoolTest, OutstandingCountsATaskUntilItReturns) {
       },
       [] {});
   ASSERT_TRUE(pool.Submit(MakeTask(0)));
-  ASSERT_TRUE(started.WaitWithTimeout(kTimeout));
+  ASSERT_TRUE(started.Wait(kTimeout));
   absl::SleepFor(absl::Milliseconds(20));
   EXPECT_EQ(pool.Outstanding(), 1);
   EXPECT_EQ(pool.QueueDepth(), 0);
@@ -529,10 +507,10 @@ TEST(WorkerPoolTest, FreeWorkerStealsTheStashOfAWorkerBlockedInASlowTask) {
       [] {});
   PoolCloser closer(&pool);
   ASSERT_TRUE(pool.Submit(MakeTask(kBlocker)));
-  ASSERT_TRUE(blocker_started.WaitWithTimeout(kTimeout));
+  ASSERT_TRUE(blocker_started.Wait(kTimeout));
   std::vector<WorkerPool::Task> batch = MakeTasks(kFast + 1);
   ASSERT_TRUE(pool.Submit(&batch));
-  ASSERT_TRUE(slow_started.WaitWithTimeout(kTimeout));
+  ASSERT_TRUE(slow_started.Wait(kTimeout));
   EXPECT_NE(slow_worker.load(), blocker_worker.load());
   EXPECT_EQ(pool.QueueDepth(), kFast);       // queued or stashed
   EXPECT_EQ(pool.Outstanding(), kFast + 2);  // and the two running
@@ -612,7 +590,7 @@ TEST(WorkerPoolTest, CloseTakesBackTheStashFirstThenTheQueueInOrder) {
       [] {});
   std::vector<WorkerPool::Task> batch = MakeTasks(10);
   ASSERT_TRUE(pool.Submit(&batch));
-  ASSERT_TRUE(started.WaitWithTimeout(kTimeout));
+  ASSERT_TRUE(started.Wait(kTimeout));
   for (int i = 10; i < 13; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
   EXPECT_EQ(pool.QueueDepth(), 12);
   EXPECT_EQ(pool.Outstanding(), 13);
