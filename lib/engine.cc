@@ -308,12 +308,8 @@ absl::StatusOr<int64_t> Engine::DeadlineAt(int64_t now_ns, absl::Duration when,
                                            const char* caller) const {
   const absl::Duration since_origin = when - origin_;
   if (since_origin <= absl::Nanoseconds(now_ns)) return now_ns;
-  // Round up, as DeadlineAfter; saturated values are out of range below.
-  int64_t deadline_ns = absl::ToInt64Nanoseconds(since_origin);
-  if (deadline_ns < kMaxInt64 &&
-      absl::Nanoseconds(deadline_ns) < since_origin) {
-    ++deadline_ns;
-  }
+  // Saturated values are out of range below.
+  const int64_t deadline_ns = CeilNs(since_origin);
   if (deadline_ns <= max_deadline_ns_) return deadline_ns;
   return absl::InvalidArgumentError(absl::StrCat(
       caller, ": time ", absl::FormatDuration(when),

@@ -92,6 +92,12 @@ absl::StatusOr<std::unique_ptr<TimingWheel>> TimingWheel::Create(
 
 TimingWheel::TimingWheel(internal::Engine* engine) : engine_(engine) {}
 
+absl::StatusOr<Timer> TimingWheel::ToTimer(
+    absl::StatusOr<internal::TimerNode*> node) {
+  if (!node.ok()) return node.status();
+  return Timer(*node);
+}
+
 TimingWheel::~TimingWheel() {
   engine_->Shutdown();
   engine_->ReleaseOwner();
@@ -99,10 +105,7 @@ TimingWheel::~TimingWheel() {
 
 absl::StatusOr<Timer> TimingWheel::AfterFunc(absl::Duration d,
                                              absl::AnyInvocable<void()> f) {
-  absl::StatusOr<internal::TimerNode*> node =
-      engine_->Schedule(d, std::move(f), "AfterFunc");
-  if (!node.ok()) return node.status();
-  return Timer(*node);
+  return ToTimer(engine_->Schedule(d, std::move(f), "AfterFunc"));
 }
 
 absl::StatusOr<Timer> TimingWheel::Every(absl::Duration period,
@@ -110,20 +113,15 @@ absl::StatusOr<Timer> TimingWheel::Every(absl::Duration period,
   absl::StatusOr<std::unique_ptr<Scheduler>> rate =
       internal::NewFixedRate(period, "Every");
   if (!rate.ok()) return rate.status();
-  absl::StatusOr<internal::TimerNode*> node =
-      engine_->Schedule(*std::move(rate), std::move(f), "Every");
-  if (!node.ok()) return node.status();
-  return Timer(*node);
+  return ToTimer(engine_->Schedule(*std::move(rate), std::move(f), "Every"));
 }
 
 absl::StatusOr<Timer> TimingWheel::ScheduleFunc(
     absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
     absl::AnyInvocable<void()> f) {
   if (!scheduler.ok()) return scheduler.status();
-  absl::StatusOr<internal::TimerNode*> node =
-      engine_->Schedule(*std::move(scheduler), std::move(f), "ScheduleFunc");
-  if (!node.ok()) return node.status();
-  return Timer(*node);
+  return ToTimer(
+      engine_->Schedule(*std::move(scheduler), std::move(f), "ScheduleFunc"));
 }
 
 int64_t TimingWheel::Pending() const { return engine_->Pending(); }
@@ -140,18 +138,13 @@ absl::StatusOr<Timer> TimingWheel::At(
         "SteadyClock(); give AtClockTime a time of the wheel's own clock "
         "(as its Now() returns it)");
   }
-  absl::StatusOr<internal::TimerNode*> node = engine_->ScheduleAt(
-      absl::FromChrono(when.time_since_epoch()), std::move(f), "At");
-  if (!node.ok()) return node.status();
-  return Timer(*node);
+  return ToTimer(engine_->ScheduleAt(absl::FromChrono(when.time_since_epoch()),
+                                     std::move(f), "At"));
 }
 
 absl::StatusOr<Timer> TimingWheel::AtClockTime(absl::Duration when,
                                                absl::AnyInvocable<void()> f) {
-  absl::StatusOr<internal::TimerNode*> node =
-      engine_->ScheduleAt(when, std::move(f), "AtClockTime");
-  if (!node.ok()) return node.status();
-  return Timer(*node);
+  return ToTimer(engine_->ScheduleAt(when, std::move(f), "AtClockTime"));
 }
 
 }  // namespace timingwheel

@@ -49,7 +49,7 @@ int64_t RunsOnThisThread(const WorkerPool* pool) {
 // inside it queued for it (see "Re-entrant hand-offs").
 struct HandOffFrame {
   const WorkerPool* pool;
-  std::deque<uint64_t> queued;
+  std::vector<uint64_t> queued;  // handed on in order, front to back
   HandOffFrame* outer;
 };
 thread_local HandOffFrame* tls_hand_offs = nullptr;
@@ -167,18 +167,14 @@ void WorkerPool::HandOff(std::vector<uint64_t> ids) {
       return;
     }
   }
-  HandOffFrame frame{this, std::deque<uint64_t>(ids.begin(), ids.end()),
-                     tls_hand_offs};
+  HandOffFrame frame{this, std::move(ids), tls_hand_offs};
   tls_hand_offs = &frame;
   struct Pop {
     HandOffFrame* outer;
     ~Pop() { tls_hand_offs = outer; }
   } pop{frame.outer};
-  while (!frame.queued.empty()) {
-    const uint64_t id = frame.queued.front();
-    frame.queued.pop_front();
-    hand_off_(id);
-  }
+  // By index: a hand-off may append to `queued` (reallocating it).
+  for (size_t i = 0; i < frame.queued.size(); ++i) hand_off_(frame.queued[i]);
 }
 
 void WorkerPool::Loop(int index) {

@@ -87,6 +87,7 @@ namespace timingwheel {
 
 namespace internal {
 class Engine;
+class TimerNode;
 
 // `f` as a callback, empty when `f` is: an AnyInvocable made from an empty
 // std::function is not empty, and would throw std::bad_function_call on a
@@ -220,6 +221,9 @@ class TimingWheel {
  private:
   friend class TimingWheelTestPeer;
   explicit TimingWheel(internal::Engine* engine);
+  // The handle for a node the engine made, or the engine's error.
+  static absl::StatusOr<Timer> ToTimer(
+      absl::StatusOr<internal::TimerNode*> node);
 
   internal::Engine* const engine_;  // One reference, released by ~TimingWheel.
 };
