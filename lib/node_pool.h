@@ -102,7 +102,6 @@ class NodePool {
   void UnlockAfterFork() ABSL_UNLOCK_FUNCTION(mu_) { mu_.Unlock(); }
 
   uint64_t serial() const { return serial_; }
-  size_t size() const { return size_; }
 
  private:
   // One block into the depot's loose magazine.

@@ -115,4 +115,70 @@ int64_t LatencyHistogram::Percentile(double q) const {
   return Max();
 }
 
+bool TimerCounts::AddNew(int64_t* pending) {
+  if (max_pending_ > 0) {
+    int64_t now = pending_exact_.load(std::memory_order_relaxed);
+    do {
+      if (now >= max_pending_) {
+        *pending = now;
+        return false;
+      }
+    } while (!pending_exact_.compare_exchange_weak(now, now + 1,
+                                                   std::memory_order_relaxed));
+  }
+  scheduled_.Add(1);
+  return true;
+}
+
+void TimerCounts::UndoNew() {
+  scheduled_.Add(-1);
+  // With max_pending, the retirement already gave back the reservation.
+  if (max_pending_ == 0) retired_.Add(-1);
+}
+
+void TimerCounts::Armed() {
+  scheduled_.Add(1);
+  if (max_pending_ > 0) pending_exact_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void TimerCounts::Stopped() {
+  stopped_.Add(1);
+  if (max_pending_ > 0) pending_exact_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void TimerCounts::Retired() {
+  if (max_pending_ > 0) {
+    pending_exact_.fetch_sub(1, std::memory_order_relaxed);
+  } else {
+    retired_.Add(1);
+  }
+}
+
+int64_t TimerCounts::Pending() const {
+  // Momentarily negative when a Stop counts before the Reset it raced.
+  const int64_t pending =
+      max_pending_ > 0 ? pending_exact_.load(std::memory_order_relaxed)
+                       : scheduled_.Sum() - stopped_.Sum() - retired_.Sum();
+  return std::max<int64_t>(0, pending);
+}
+
+int64_t TimerCounts::AddShutdownCancelled(int64_t n) {
+  n += cancelled_in_transit_.exchange(0, std::memory_order_relaxed);
+  cancelled_.fetch_add(n, std::memory_order_relaxed);
+  return n;
+}
+
+void TimerCounts::Fill(Stats* stats) const {
+  stats->scheduled = scheduled_.Sum();
+  stats->stopped = stopped_.Sum();
+  // Those cancelled in transit after the last Shutdown (by a detached
+  // advancer) count too.
+  stats->cancelled = cancelled_.load(std::memory_order_relaxed) +
+                     cancelled_in_transit_.load(std::memory_order_relaxed);
+  stats->callbacks_thrown = callbacks_thrown_.Sum();
+  stats->schedulers_thrown = schedulers_thrown_.load(std::memory_order_relaxed);
+  stats->executor_threw = executor_threw_.load(std::memory_order_relaxed);
+  stats->executor_dropped = executor_dropped_.load(std::memory_order_relaxed);
+}
+
 }  // namespace timingwheel::internal

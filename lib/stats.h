@@ -13,6 +13,11 @@
 // with fetch_add. Reading sums the cells: exact when no thread is adding, a
 // momentary value otherwise.
 //
+// TimerCounts: what the engine counts of its timers (Stats). The pending
+// count is one exact atomic with Options::max_pending, which must be checked
+// on every new timer; without, it is derived, scheduled - stopped - retired,
+// so that an AfterFunc and a Stop each touch one sharded counter, not two.
+//
 // LatencyHistogram: counts of non-negative nanosecond values in log-linear
 // buckets (8 sub-buckets per power of two, so a percentile is within 12.5%
 // of the true value), mergeable, with percentiles. Each worker thread records
@@ -31,6 +36,8 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+
+#include "timingwheel/options.h"
 
 namespace timingwheel::internal {
 
@@ -65,6 +72,70 @@ class ShardedCounter {
   static int ClaimSlot();
 
   std::array<Cell, kOwnedCells + 1> cells_;
+};
+
+class TimerCounts {
+ public:
+  // `max_pending` as in Options: 0 for no limit.
+  explicit TimerCounts(int64_t max_pending) : max_pending_(max_pending) {}
+  TimerCounts(const TimerCounts&) = delete;
+  TimerCounts& operator=(const TimerCounts&) = delete;
+
+  int64_t max_pending() const { return max_pending_; }
+  // A new timer (AfterFunc, Every, ...): counts it scheduled and pending.
+  // With max_pending timers pending already it counts nothing and returns
+  // false, with their number in `*pending`.
+  bool AddNew(int64_t* pending);
+  // A new timer that was never armed after all (the wheel shut down while
+  // it was made), after its cancel counted it retired: undoes both.
+  void UndoNew();
+  // An arm that is not a new timer's (a Reset of a timer not pending).
+  void Armed();
+  // A Stop (or a task the executor dropped) that ended a pending arm.
+  void Stopped();
+  // A pending arm that ended otherwise: it started (one-shot), its schedule
+  // ended, or it was cancelled.
+  void Retired();
+  // Pending, as Stats::pending; momentarily off while counts race.
+  int64_t Pending() const;
+
+  // A pending arm cancelled because the wheel was shut down while the engine
+  // moved it (in no bucket when Shutdown looked): retired, and counted as
+  // cancelled by Shutdown.
+  void CancelledInTransit() {
+    Retired();
+    cancelled_in_transit_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Shutdown cancelled `n` timers itself; returns them plus those cancelled
+  // in transit since the last call, which now count as Shutdown's.
+  int64_t AddShutdownCancelled(int64_t n);
+
+  void CallbackThrew() { callbacks_thrown_.Add(1); }
+  void SchedulerThrew() {
+    schedulers_thrown_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void ExecutorThrew() {
+    executor_threw_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void ExecutorDropped() {
+    executor_dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Fills the counts of `stats` (not pending, levels, queues or lateness).
+  void Fill(Stats* stats) const;
+
+ private:
+  const int64_t max_pending_;
+  std::atomic<int64_t> pending_exact_{0};  // with max_pending only
+  ShardedCounter scheduled_;
+  ShardedCounter stopped_;
+  ShardedCounter retired_;  // without max_pending only
+  ShardedCounter callbacks_thrown_;
+  std::atomic<int64_t> schedulers_thrown_{0};
+  std::atomic<int64_t> executor_threw_{0};
+  std::atomic<int64_t> executor_dropped_{0};
+  std::atomic<int64_t> cancelled_{0};  // by Shutdown
+  std::atomic<int64_t> cancelled_in_transit_{0};
 };
 
 class LatencyHistogram {

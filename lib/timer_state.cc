@@ -6,36 +6,42 @@
 #include <new>
 #include <utility>
 
-#include "engine.h"
-
 namespace timingwheel::internal {
 
-TimerNode* TimerNode::New(Engine* engine, absl::AnyInvocable<void()> callback,
-                          std::unique_ptr<Scheduler> scheduler, int32_t refs,
-                          int lane) {
-  return new (engine->AllocateNode())
-      TimerNode(engine, std::move(callback), std::move(scheduler), refs, lane);
+TimerNode* TimerNode::New(NodeHome* home, absl::AnyInvocable<void()> callback,
+                          std::unique_ptr<Scheduler> scheduler, int32_t refs) {
+  return new (home->Allocate())
+      TimerNode(home, std::move(callback), std::move(scheduler), refs);
 }
 
-TimerNode::TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
-                     std::unique_ptr<Scheduler> scheduler, int32_t refs,
-                     int lane)
+TimerNode::TimerNode(NodeHome* home, absl::AnyInvocable<void()> callback,
+                     std::unique_ptr<Scheduler> scheduler, int32_t refs)
     : callback(std::move(callback)),
-      engine(engine),
+      home(home),
       state(MakeStateWord(0, State::kPending)),
       scheduler(std::move(scheduler)),
-      refs_(refs),
-      lane(static_cast<uint8_t>(lane)) {
-  engine->RefLane(lane);
+      refs_(refs) {
+  home->AddNode();
 }
 
 void TimerNode::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  Engine* owner = engine;
-  const int owner_lane = lane;
+  NodeHome* const node_home = home;
   this->~TimerNode();
-  owner->FreeNode(this);
-  owner->UnrefLane(owner_lane);
+  node_home->Free(this);
+  node_home->RemoveNode();
+}
+
+bool TimerNode::Cancel(uint64_t gen) {
+  for (;;) {
+    uint64_t word = LoadState();
+    const State s = StateOf(word);
+    if (s != State::kPending && s != State::kDispatched) return false;
+    if (gen != kAnyGeneration && GenerationOf(word) != gen) return false;
+    if (CasState(word, MakeStateWord(GenerationOf(word), State::kCancelled))) {
+      return true;
+    }
+  }
 }
 
 std::optional<int64_t> TimerNode::PendingDeadlineNs() {

@@ -47,11 +47,11 @@
 //
 // Lifetime: intrusive reference count. Each Timer handle holds one reference;
 // whichever part of the wheel holds the node (a bucket, the advancer, a worker
-// task) holds one more. The last release destroys the node, gives its memory
-// back to the engine's node pool and releases the node's reference to its
-// engine lane, which keeps the engine alive
-// (Engine::RefLane), so the engine outlives every node, and a node's birth
-// and death write its lane's count, not a line shared by all threads.
+// task) holds one more. The last release destroys the node and hands it back
+// to its home (NodeHome): the memory to the home's pool, and its count in the
+// home, whose last count releases the engine. So the engine outlives every
+// node, a node's birth and death write its lane's count, not a line shared by
+// all threads, and nothing here calls the engine.
 
 #ifndef TIMINGWHEEL_LIB_TIMER_STATE_H_
 #define TIMINGWHEEL_LIB_TIMER_STATE_H_
@@ -64,12 +64,54 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "mutex.h"
+#include "node_pool.h"
+#include "ref_counted.h"
 #include "timingwheel/scheduler.h"
 
 namespace timingwheel::internal {
 
 class Bucket;
 class Engine;
+
+// Matches every generation where a generation is asked for.
+inline constexpr uint64_t kAnyGeneration = ~uint64_t{0};
+
+// Where a node lives: one lane of an engine (wheel.h). A node takes its memory
+// from the home's pool and counts itself in the home while it lives. While
+// the engine's owner holds it, the count carries a bias of 1, so a node's
+// birth and death write only this count, never the engine's; when the owner
+// lets go (ReleaseBias), the bias becomes the home's reference on the engine,
+// held until its last node goes.
+// Thread-safe; the count is on a cache line of its own.
+class NodeHome {
+ public:
+  // `engine` is only handed on (to a Timer, through its node); `owner` is the
+  // same engine's lifetime.
+  NodeHome(NodePool* pool, RefCounted* owner, Engine* engine, int lane)
+      : pool_(pool), owner_(owner), engine_(engine), lane_(lane) {}
+  NodeHome(const NodeHome&) = delete;
+  NodeHome& operator=(const NodeHome&) = delete;
+
+  Engine* engine() const { return engine_; }
+  int lane() const { return lane_; }
+  void* Allocate() { return pool_->Allocate(); }
+  void Free(void* node) { pool_->Free(node); }
+  void AddNode() { nodes_.fetch_add(1, std::memory_order_relaxed); }
+  // Memory ordering: acq_rel, as for any reference count.
+  void RemoveNode() {
+    if (nodes_.fetch_sub(1, std::memory_order_acq_rel) == 1) owner_->Unref();
+  }
+  // The owner lets go. Precondition: it holds a reference on `owner` for
+  // this home, which this home releases with its last node (now, if empty).
+  void ReleaseBias() { RemoveNode(); }
+
+ private:
+  NodePool* const pool_;
+  RefCounted* const owner_;
+  Engine* const engine_;
+  const int lane_;
+  alignas(64) std::atomic<int64_t> nodes_{1};  // live nodes, + 1 while owned
+};
 
 enum class State : uint8_t {
   kPending = 1,
@@ -98,20 +140,17 @@ constexpr bool IsPending(State s) {
 
 class TimerNode {
  public:
-  // A new node, in the memory of the engine's node pool (node_pool.h), in
-  // kPending, generation 0, with `refs` references for the caller.
-  // A `scheduler` (Every, ScheduleFunc) makes it periodic. It lives in the
-  // engine's lane `lane` and holds a reference on that lane, which keeps the
-  // engine alive (Engine::RefLane).
-  static TimerNode* New(Engine* engine, absl::AnyInvocable<void()> callback,
+  // A new node in `home`, in kPending, generation 0, with `refs` references
+  // for the caller. A `scheduler` (Every, ScheduleFunc) makes it periodic.
+  static TimerNode* New(NodeHome* home, absl::AnyInvocable<void()> callback,
                         std::unique_ptr<Scheduler> scheduler = nullptr,
-                        int32_t refs = 1, int lane = 0);
+                        int32_t refs = 1);
   TimerNode(const TimerNode&) = delete;
   TimerNode& operator=(const TimerNode&) = delete;
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
-  // Releases one reference; the last one destroys the node, returns its
-  // memory to the engine's pool and releases its lane's reference. Memory
+  // Releases one reference; the last one destroys the node and hands it back
+  // to its home. Memory
   // ordering: acq_rel, so every write to the node by any holder happens before
   // its deletion.
   void Unref();
@@ -125,6 +164,11 @@ class TimerNode {
                                          std::memory_order_acquire);
   }
   uint64_t LoadState() const { return state.load(std::memory_order_acquire); }
+
+  // (gen, kPending or kDispatched) -> (gen, kCancelled), for any generation
+  // with kAnyGeneration: the wheel is shut down, or could not take this arm.
+  // Returns whether this call cancelled it.
+  bool Cancel(uint64_t gen);
 
   // The deadline of the node's pending arm (IsPending), in nanoseconds since
   // the engine's origin; for kRunningArmed the re-arm a Reset left, if any,
@@ -143,7 +187,8 @@ class TimerNode {
   // Only the thread that moved the node to kRunning or kRunningArmed calls
   // it; Shutdown destroys it for a cancelled node, which nobody will run.
   absl::AnyInvocable<void()> callback;
-  Engine* const engine;
+  // The lane the node lives in, for every arm (engine.h, "Lanes").
+  NodeHome* const home;
   std::atomic<uint64_t> state;
   // Set by Every and ScheduleFunc, null for a one-shot timer; called only by
   // the worker that ran the callback.
@@ -172,16 +217,22 @@ class TimerNode {
   std::atomic<int32_t> refs_;
 
  public:
-  // The engine lane (engine.h) the node lives in, for every arm: the lane of
-  // the thread that created it.
-  const uint8_t lane;
   SpinLock mu;
   bool has_rearm ABSL_GUARDED_BY(mu) = false;
 
  private:
-  TimerNode(Engine* engine, absl::AnyInvocable<void()> callback,
-            std::unique_ptr<Scheduler> scheduler, int32_t refs, int lane);
+  TimerNode(NodeHome* home, absl::AnyInvocable<void()> callback,
+            std::unique_ptr<Scheduler> scheduler, int32_t refs);
   ~TimerNode() = default;
+};
+
+// One due arm of a timer, on its way to a worker: the node, the generation it
+// was dispatched with (a task of an older arm does nothing) and that arm's
+// deadline, for the lateness statistics.
+struct DueTimer {
+  TimerNode* node;
+  uint64_t generation;
+  int64_t deadline_ns;
 };
 
 }  // namespace timingwheel::internal

@@ -3,7 +3,7 @@
 //
 // timingwheel.cc: the facade. TimingWheel and Timer are thin handles onto
 // internal::Engine and internal::TimerNode; everything with a lock or a thread
-// is in engine.cc.
+// is below the engine (engine.h lists the parts).
 
 #include "timingwheel/timingwheel.h"
 
@@ -55,10 +55,12 @@ Timer Timer::Current() {
   return Timer(node);
 }
 
-bool Timer::Stop() { return node_ != nullptr && node_->engine->Stop(node_); }
+bool Timer::Stop() {
+  return node_ != nullptr && node_->home->engine()->Stop(node_);
+}
 
 bool Timer::Reset(absl::Duration d) {
-  return node_ != nullptr && node_->engine->Reset(node_, d);
+  return node_ != nullptr && node_->home->engine()->Reset(node_, d);
 }
 
 bool Timer::Pending() const {
@@ -70,7 +72,7 @@ std::optional<absl::Duration> Timer::Deadline() const {
   if (node_ == nullptr) return std::nullopt;
   const std::optional<int64_t> deadline_ns = node_->PendingDeadlineNs();
   if (!deadline_ns.has_value()) return std::nullopt;
-  return node_->engine->origin() + absl::Nanoseconds(*deadline_ns);
+  return node_->home->engine()->time().ToClock(*deadline_ns);
 }
 
 std::optional<absl::Duration> Timer::TimeLeft() const {
@@ -79,7 +81,7 @@ std::optional<absl::Duration> Timer::TimeLeft() const {
   // The clock is read after the deadline, so a time left is never more than
   // the arm it belongs to had left.
   return std::max(absl::ZeroDuration(),
-                  *deadline - node_->engine->clock().Now());
+                  *deadline - node_->home->engine()->time().clock().Now());
 }
 
 absl::StatusOr<std::unique_ptr<TimingWheel>> TimingWheel::Create(
@@ -128,11 +130,13 @@ int64_t TimingWheel::Pending() const { return engine_->Pending(); }
 
 Stats TimingWheel::GetStats() const { return engine_->GetStats(); }
 
+void TimingWheel::WaitIdle() const { engine_->WaitIdle(); }
+
 int64_t TimingWheel::Shutdown() { return engine_->Shutdown(); }
 
 absl::StatusOr<Timer> TimingWheel::At(
     std::chrono::steady_clock::time_point when, absl::AnyInvocable<void()> f) {
-  if (!engine_->steady()) {
+  if (!engine_->time().steady()) {
     return absl::InvalidArgumentError(
         "At: the time point is steady_clock's, but this wheel's clock is not "
         "SteadyClock(); give AtClockTime a time of the wheel's own clock "

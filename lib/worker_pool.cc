@@ -147,18 +147,6 @@ bool WorkerPool::Submit(std::vector<Task>* tasks) {
   return true;
 }
 
-bool WorkerPool::Submit(Task task) {
-  if (hand_off_) {
-    std::vector<Task> one{task};
-    return Submit(&one);
-  }
-  MutexLock lock(&mu_);
-  if (closed_) return false;
-  queue_.push_back(task);
-  cv_.NotifyOne();
-  return true;
-}
-
 void WorkerPool::HandOff(std::vector<uint64_t> ids) {
   for (HandOffFrame* frame = tls_hand_offs; frame != nullptr;
        frame = frame->outer) {

@@ -90,18 +90,13 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "mutex.h"
+#include "timer_state.h"
 
 namespace timingwheel::internal {
 
-class TimerNode;
-
 class WorkerPool {
  public:
-  struct Task {
-    TimerNode* node;
-    uint64_t generation;
-    int64_t deadline_ns;  // of the arm it was dispatched for, for lateness
-  };
+  using Task = DueTimer;
   // Runs one task on worker number `worker` (0 .. workers - 1).
   using RunFn = absl::AnyInvocable<void(const Task&, int worker)>;
 
@@ -127,7 +122,6 @@ class WorkerPool {
   // Queues `tasks` (emptied) and wakes the workers (one for a single task).
   // Returns false, leaving `tasks` as they were, once the pool is closed.
   bool Submit(std::vector<Task>* tasks) ABSL_LOCKS_EXCLUDED(mu_);
-  bool Submit(Task task) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Refuses further tasks, lets the threads exit after their current task,
   // and returns the tasks that were queued or stashed but not started: each

@@ -34,7 +34,7 @@ using ::testing::IsEmpty;
 class BucketTest : public ::testing::Test {
  protected:
   // A fresh node, released at the end of the test.
-  TimerNode* NewNode() { return engine_.NewNode(); }
+  TimerNode* NewNode() { return nodes_.NewNode(); }
 
   std::vector<TimerNode*> NewNodes(int n) {
     std::vector<TimerNode*> nodes;
@@ -60,7 +60,7 @@ class BucketTest : public ::testing::Test {
     return out;
   }
 
-  IdleEngine engine_;
+  TestNodes nodes_;
 };
 
 TEST_F(BucketTest, StartsEmptyWithNoExpiration) {

@@ -27,6 +27,7 @@
 #ifndef TIMINGWHEEL_TEST_TEST_UTIL_H_
 #define TIMINGWHEEL_TEST_TEST_UTIL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <filesystem>
@@ -64,13 +65,23 @@ inline constexpr bool kSanitized = true;
 inline constexpr bool kSanitized = false;
 #endif
 
+// Reaches inside an engine, for tests that check where timers sit.
+class EngineTestPeer {
+ public:
+  // The lowest level of the calling thread's lane, which holds the timers
+  // this thread creates; tests walk the levels up from it.
+  static const internal::WheelLevel& LowestLevel(internal::Engine& engine) {
+    internal::Wheel& wheel = engine.wheel_;
+    return *wheel.lanes_[wheel.HomeOfThisThread()->lane()]->level0;
+  }
+};
+
 class TimingWheelTestPeer {
  public:
   static internal::Engine& GetEngine(TimingWheel& wheel) {
     return *wheel.engine_;
   }
-  // Blocks until nothing is due and no callback runs (see Engine::WaitIdle).
-  static void WaitIdle(TimingWheel& wheel) { wheel.engine_->WaitIdle(); }
+  static void WaitIdle(TimingWheel& wheel) { wheel.WaitIdle(); }
 };
 
 // A fixture with a TimingWheel of `kWorkers` workers on a ManualClock.
@@ -94,45 +105,55 @@ class ManualWheelTest : public Base {
   std::unique_ptr<TimingWheel> wheel_;
 };
 
-// An engine whose clock never moves (a ManualClock, one worker): nothing it
-// holds ever fires. NewNode makes a node of it, released (then the engine
-// shut down) when the IdleEngine goes.
-class IdleEngine {
+// Timer nodes without an engine, for the tests of the parts below it
+// (buckets, levels, the node itself): a node pool and one NodeHome, kept
+// alive by their nodes like an engine's. NewNode makes a one-shot node with an
+// empty callback and one reference, which the TestNodes releases when it goes
+// (the home goes with the last node).
+class TestNodes {
  public:
-  IdleEngine() {
-    Options options;
-    options.clock = std::make_shared<ManualClock>();
-    options.workers = 1;
-    engine_ = internal::Engine::Create(std::move(options)).value();
-  }
-  IdleEngine(const IdleEngine&) = delete;
-  IdleEngine& operator=(const IdleEngine&) = delete;
-  ~IdleEngine() {
+  // The home's owner: counts its destruction in `*destroyed`, if given.
+  class Home : public internal::RefCounted {
+   public:
+    explicit Home(std::atomic<int>* destroyed) : destroyed_(destroyed) {}
+    ~Home() override {
+      if (destroyed_ != nullptr) destroyed_->fetch_add(1);
+    }
+    internal::NodePool pool{sizeof(internal::TimerNode),
+                            alignof(internal::TimerNode)};
+    internal::NodeHome home{&pool, this, nullptr, 0};
+
+   private:
+    std::atomic<int>* const destroyed_;
+  };
+
+  explicit TestNodes(std::atomic<int>* destroyed = nullptr)
+      : home_(new Home(destroyed)) {}
+  TestNodes(const TestNodes&) = delete;
+  TestNodes& operator=(const TestNodes&) = delete;
+  ~TestNodes() {
     for (internal::TimerNode* node : nodes_) node->Unref();
     Release();
   }
 
-  internal::Engine* get() const { return engine_; }
+  internal::NodeHome* home() const { return &home_->home; }
 
-  // A one-shot node with an empty callback and one reference, which the
-  // IdleEngine releases.
   internal::TimerNode* NewNode() {
-    auto* node = internal::TimerNode::New(engine_, [] {});
+    auto* node = internal::TimerNode::New(home(), [] {});
     nodes_.push_back(node);
     return node;
   }
 
-  // Shuts the engine down and drops the owner's reference now; nodes keep it
-  // alive until their last reference goes.
+  // Lets go of the home as an engine's owner does: it lives on until its
+  // last node goes.
   void Release() {
-    if (engine_ == nullptr) return;
-    engine_->Shutdown();
-    engine_->ReleaseOwner();
-    engine_ = nullptr;
+    if (home_ == nullptr) return;
+    home_->home.ReleaseBias();
+    home_ = nullptr;
   }
 
  private:
-  internal::Engine* engine_;
+  Home* home_;
   std::vector<internal::TimerNode*> nodes_;
 };
 

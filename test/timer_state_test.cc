@@ -97,13 +97,14 @@ class TimerNodeTest : public ::testing::Test {
  protected:
   // A node whose callback owns a Probe.
   TimerNode* NewProbeNode(std::atomic<int>* destroyed, int* runs = nullptr) {
-    return TimerNode::New(engine_.get(),
+    return TimerNode::New(nodes_.home(),
                           [probe = std::make_unique<Probe>(destroyed), runs] {
                             if (runs != nullptr) ++*runs;
                           });
   }
 
-  IdleEngine engine_;
+  std::atomic<int> homes_destroyed_{0};
+  TestNodes nodes_{&homes_destroyed_};
 };
 
 // A million pending timers are a million nodes: on x86-64 (LP64, libstdc++,
@@ -119,10 +120,10 @@ TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
   std::atomic<int> destroyed{0};
   TimerNode* node = NewProbeNode(&destroyed);
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kPending));
-  EXPECT_EQ(node->engine, engine_.get());
+  EXPECT_EQ(node->home, nodes_.home());
   EXPECT_FALSE(node->periodic());
   EXPECT_EQ(node->where.load(), nullptr);
-  EXPECT_EQ(node->lane, 0);
+  EXPECT_EQ(node->home->lane(), 0);
   EXPECT_TRUE(static_cast<bool>(node->callback));
   node->Unref();
 }
@@ -190,15 +191,37 @@ TEST_F(TimerNodeTest, ConcurrentUnrefsDestroyExactlyOnce) {
   }
 }
 
-TEST_F(TimerNodeTest, NodeKeepsItsEngineAlive) {
-  // The engine's owner lets go first; the node's last Unref then deletes the
-  // engine too (AddressSanitizer checks that nothing is used after it).
+TEST_F(TimerNodeTest, NodeKeepsItsHomeAlive) {
+  // The home's owner lets go first; the node's last Unref then releases the
+  // owner too (AddressSanitizer checks that nothing is used after it).
   std::atomic<int> destroyed{0};
   TimerNode* node = NewProbeNode(&destroyed);
-  engine_.Release();
-  EXPECT_EQ(node->engine->Pending(), 0);  // still a live engine
+  nodes_.Release();
+  EXPECT_EQ(homes_destroyed_.load(), 0);
+  EXPECT_EQ(node->home->lane(), 0);  // still a live home
   node->Unref();
   EXPECT_EQ(destroyed.load(), 1);
+  EXPECT_EQ(homes_destroyed_.load(), 1);
+}
+
+TEST_F(TimerNodeTest, CancelEndsOnlyAPendingOrDispatchedArmOfItsGeneration) {
+  std::atomic<int> destroyed{0};
+  TimerNode* node = NewProbeNode(&destroyed);
+  EXPECT_FALSE(node->Cancel(1));  // another generation
+  uint64_t word = MakeStateWord(0, State::kPending);
+  ASSERT_TRUE(node->CasState(word, MakeStateWord(0, State::kDispatched)));
+  EXPECT_TRUE(node->Cancel(0));
+  EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kCancelled));
+  EXPECT_FALSE(node->Cancel(kAnyGeneration));  // final
+  node->Unref();
+  TimerNode* running = NewProbeNode(&destroyed);
+  word = MakeStateWord(0, State::kPending);
+  ASSERT_TRUE(running->CasState(word, MakeStateWord(3, State::kRunning)));
+  EXPECT_FALSE(running->Cancel(kAnyGeneration));
+  word = MakeStateWord(3, State::kRunning);
+  ASSERT_TRUE(running->CasState(word, MakeStateWord(4, State::kPending)));
+  EXPECT_TRUE(running->Cancel(kAnyGeneration));
+  running->Unref();
 }
 
 }  // namespace

@@ -536,7 +536,7 @@ TEST_F(TimingWheelTest, DesignWorkedExample) {
   After(absl::Milliseconds(3), t3);
   After(absl::Milliseconds(9), t9);
   After(absl::Milliseconds(40), t40);
-  const internal::WheelLevel& level0 = engine().level0();
+  const internal::WheelLevel& level0 = EngineTestPeer::LowestLevel(engine());
   auto count_at = [&level0](int k) -> int64_t {
     const internal::WheelLevel* level = &level0;
     for (int i = 0; i < k && level != nullptr; ++i) level = level->overflow();

@@ -186,7 +186,7 @@ class WheelLevelTest : public ::testing::Test {
     due_clock_->Advance(absl::InfiniteDuration());
   }
 
-  TimerNode* NewNode() { return engine_.NewNode(); }
+  TimerNode* NewNode() { return nodes_.NewNode(); }
 
   // Add with the node lock held, as its precondition asks.
   static AddResult AddLocked(WheelLevel* level, TimerNode* node, int64_t e,
@@ -210,7 +210,7 @@ class WheelLevelTest : public ::testing::Test {
     return out;
   }
 
-  IdleEngine engine_;
+  TestNodes nodes_;
   std::shared_ptr<ManualClock> due_clock_ = std::make_shared<ManualClock>();
 };
 
@@ -1239,7 +1239,7 @@ class RunLog {
 std::vector<int64_t> LevelCounts(TimingWheel& wheel, int levels) {
   std::vector<int64_t> counts;
   const internal::WheelLevel* l =
-      &TimingWheelTestPeer::GetEngine(wheel).level0();
+      &EngineTestPeer::LowestLevel(TimingWheelTestPeer::GetEngine(wheel));
   for (int k = 0; k < levels; ++k) {
     counts.push_back(l == nullptr ? 0 : l->CountTimers());
     if (l != nullptr) l = l->overflow();
@@ -1275,10 +1275,13 @@ TEST(WheelLevelPublicTest, DesignWorkedExampleThroughTimingWheel) {
   internal::Engine& engine = TimingWheelTestPeer::GetEngine(*wheel);
   // 3 ms at level 0, 9 ms at level 1, 40 ms at level 2; one bucket each.
   EXPECT_THAT(LevelCounts(*wheel, 4), ::testing::ElementsAre(1, 1, 1, 0));
-  EXPECT_EQ(engine.QueuedBuckets(), 3);
-  EXPECT_EQ(engine.level0().overflow()->tick(), 4);
-  EXPECT_EQ(engine.level0().overflow()->overflow()->tick(), 16);
-  EXPECT_EQ(engine.level0().overflow()->overflow()->overflow(), nullptr);
+  EXPECT_EQ(engine.GetStats().queued_buckets, 3);
+  EXPECT_EQ(EngineTestPeer::LowestLevel(engine).overflow()->tick(), 4);
+  EXPECT_EQ(EngineTestPeer::LowestLevel(engine).overflow()->overflow()->tick(),
+            16);
+  EXPECT_EQ(
+      EngineTestPeer::LowestLevel(engine).overflow()->overflow()->overflow(),
+      nullptr);
 
   // What each level holds after each step, and what ran by then.
   auto want_counts = [](int t) -> std::vector<int64_t> {
@@ -1301,7 +1304,7 @@ TEST(WheelLevelPublicTest, DesignWorkedExampleThroughTimingWheel) {
     TimingWheelTestPeer::WaitIdle(*wheel);
     SCOPED_TRACE(absl::StrCat("t=", t, "ms"));
     EXPECT_EQ(LevelCounts(*wheel, 4), want_counts(t));
-    EXPECT_EQ(engine.QueuedBuckets(), want_buckets(t));
+    EXPECT_EQ(engine.GetStats().queued_buckets, want_buckets(t));
     std::vector<std::pair<int, absl::Duration>> want_runs;
     for (int ms : {3, 9, 40}) {
       if (t >= ms) want_runs.emplace_back(ms, absl::Milliseconds(ms));

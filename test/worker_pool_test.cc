@@ -65,6 +65,12 @@ WorkerPool::Task MakeTask(int i) {
                           /*deadline_ns=*/2000 + i};
 }
 
+// Submits one task, as a batch of one.
+bool SubmitOne(WorkerPool* pool, WorkerPool::Task task) {
+  std::vector<WorkerPool::Task> one{task};
+  return pool->Submit(&one);
+}
+
 // Tasks 0 .. n - 1, as one batch.
 std::vector<WorkerPool::Task> MakeTasks(int n) {
   std::vector<WorkerPool::Task> tasks;
@@ -157,7 +163,7 @@ TEST(WorkerPoolTest, RunsEveryTaskOnceWithItsNodeAndGeneration) {
   std::vector<WorkerPool::Task> batch = MakeTasks(150);
   ASSERT_TRUE(pool.Submit(&batch));
   EXPECT_TRUE(batch.empty());  // Submit empties it
-  for (int i = 150; i < 200; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  for (int i = 150; i < 200; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   ASSERT_TRUE(WaitFor([&] { return recorder.count() >= 200; }));
   EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
   EXPECT_THAT(recorder.ran(), UnorderedElementsAreArray(Range(200)));
@@ -175,7 +181,7 @@ TEST(WorkerPoolTest, OneWorkerRunsTasksInSubmissionOrder) {
   PoolCloser closer(&pool);
   std::vector<WorkerPool::Task> batch = MakeTasks(100);
   ASSERT_TRUE(pool.Submit(&batch));
-  for (int i = 100; i < 130; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  for (int i = 100; i < 130; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   ASSERT_TRUE(WaitFor([&] { return recorder.count() >= 130; }));
   EXPECT_THAT(recorder.ran(), ElementsAreArray(Range(130)));
 }
@@ -199,7 +205,8 @@ void ExpectRunsAtOnce(int workers, bool as_batch) {
     std::vector<WorkerPool::Task> batch = MakeTasks(workers);
     ASSERT_TRUE(pool.Submit(&batch));
   } else {
-    for (int i = 0; i < workers; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+    for (int i = 0; i < workers; ++i)
+      ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   }
   ASSERT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; },
                       kTimeout + absl::Seconds(5)));
@@ -222,7 +229,7 @@ TEST(WorkerPoolTest, SubmitAfterCloseReturnsFalseAndKeepsTheTasks) {
       2, [&](const WorkerPool::Task& task, int) { recorder.Record(task); },
       [] {});
   EXPECT_TRUE(pool.Close().empty());
-  EXPECT_FALSE(pool.Submit(MakeTask(0)));
+  EXPECT_FALSE(SubmitOne(&pool, MakeTask(0)));
   std::vector<WorkerPool::Task> batch = {MakeTask(1), MakeTask(2)};
   EXPECT_FALSE(pool.Submit(&batch));
   ASSERT_EQ(batch.size(), 2u);  // left as it was
@@ -248,9 +255,9 @@ TEST(WorkerPoolTest, CloseReturnsTheUnstartedTasksInOrder) {
         }
       },
       [] {});
-  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(first_started.Wait(kTimeout));
-  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   std::vector<WorkerPool::Task> left = pool.Close();
   gate.Open();
   pool.Join();
@@ -275,7 +282,7 @@ TEST(WorkerPoolTest, CloseLetsTheRunningTaskFinish) {
         finished.store(true);
       },
       [] {});
-  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(started.Wait(kTimeout));
   EXPECT_TRUE(pool.Close().empty());
   EXPECT_FALSE(finished.load());
@@ -289,7 +296,7 @@ TEST(WorkerPoolTest, OnThreadExitRunsOncePerThread) {
   {
     WorkerPool pool(
         3, [](const WorkerPool::Task&, int) {}, [&] { exits.fetch_add(1); });
-    ASSERT_TRUE(pool.Submit(MakeTask(0)));
+    ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
     EXPECT_EQ(exits.load(), 0);
     pool.Close();
     pool.Join();
@@ -313,7 +320,7 @@ TEST(WorkerPoolTest, JoinFromATasksOwnThreadDetachesInsteadOfDeadlocking) {
         joined.Notify();
       },
       [&] { exits.fetch_add(1); });
-  ASSERT_TRUE(pool->Submit(MakeTask(0)));
+  ASSERT_TRUE(SubmitOne(pool.get(), MakeTask(0)));
   ASSERT_TRUE(joined.Wait(kTimeout)) << "Join from a task deadlocked";
   // The detached thread leaves its loop on its own.
   ASSERT_TRUE(WaitFor([&] { return exits.load() == 2; }));
@@ -365,9 +372,9 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackASingleSubmission) {
         }
       },
       [] {});
-  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(slow_started.Wait(kTimeout));
-  ASSERT_TRUE(pool.Submit(MakeTask(1)));
+  ASSERT_TRUE(SubmitOne(&pool, MakeTask(1)));
   EXPECT_TRUE(fast_done.Wait(kTimeout));
   gate.Open();
   pool.Close();
@@ -428,12 +435,12 @@ TEST(WorkerPoolTest, OutstandingAndQueueDepthCountQueuedAndRunningTasks) {
       [] {});
   EXPECT_EQ(pool.Outstanding(), 0);
   EXPECT_EQ(pool.QueueDepth(), 0);
-  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(started.Wait(kTimeout));
   EXPECT_EQ(pool.Outstanding(), 1);  // running
   EXPECT_EQ(pool.QueueDepth(), 0);
   for (int i = 1; i <= 3; ++i) {
-    ASSERT_TRUE(pool.Submit(MakeTask(i)));
+    ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
     EXPECT_EQ(pool.QueueDepth(), i);
     EXPECT_EQ(pool.Outstanding(), i + 1);
   }
@@ -459,7 +466,7 @@ TEST(WorkerPoolTest, OutstandingCountsATaskUntilItReturns) {
         gate.Pass();
       },
       [] {});
-  ASSERT_TRUE(pool.Submit(MakeTask(0)));
+  ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(started.Wait(kTimeout));
   absl::SleepFor(absl::Milliseconds(20));
   EXPECT_EQ(pool.Outstanding(), 1);
@@ -506,7 +513,7 @@ TEST(WorkerPoolTest, FreeWorkerStealsTheStashOfAWorkerBlockedInASlowTask) {
       },
       [] {});
   PoolCloser closer(&pool);
-  ASSERT_TRUE(pool.Submit(MakeTask(kBlocker)));
+  ASSERT_TRUE(SubmitOne(&pool, MakeTask(kBlocker)));
   ASSERT_TRUE(blocker_started.Wait(kTimeout));
   std::vector<WorkerPool::Task> batch = MakeTasks(kFast + 1);
   ASSERT_TRUE(pool.Submit(&batch));
@@ -591,7 +598,7 @@ TEST(WorkerPoolTest, CloseTakesBackTheStashFirstThenTheQueueInOrder) {
   std::vector<WorkerPool::Task> batch = MakeTasks(10);
   ASSERT_TRUE(pool.Submit(&batch));
   ASSERT_TRUE(started.Wait(kTimeout));
-  for (int i = 10; i < 13; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  for (int i = 10; i < 13; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   EXPECT_EQ(pool.QueueDepth(), 12);
   EXPECT_EQ(pool.Outstanding(), 13);
   std::vector<WorkerPool::Task> left = pool.Close();
@@ -670,7 +677,7 @@ class StressSubmitters {
                                                 1, 100)(rng));
           bool ok;
           if (single) {
-            ok = pool->Submit(MakeTask(next));
+            ok = SubmitOne(pool, MakeTask(next));
           } else {
             std::vector<WorkerPool::Task> batch;
             for (int i = 0; i < n; ++i) batch.push_back(MakeTask(next + i));
@@ -816,7 +823,7 @@ TEST(WorkerPoolTest, OnThreadStartRunsFirstOnEachWorkerWithItsNumber) {
       [](int worker) {
         SetCurrentThreadName(("tw-worker-" + std::to_string(worker)).c_str());
       });
-  for (int i = 0; i < kWorkers; ++i) ASSERT_TRUE(pool.Submit(MakeTask(i)));
+  for (int i = 0; i < kWorkers; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   ASSERT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
   pool.Close();
   pool.Join();

@@ -181,6 +181,15 @@ class TimingWheel {
   // Counters and lateness percentiles; see Stats. Thread-safe.
   Stats GetStats() const;
 
+  // Blocks until no timer is due by the clock and every due callback has
+  // returned (or the wheel is shut down). For tests on a ManualClock:
+  // `clock->Advance(d); wheel->WaitIdle();` and then everything due by the
+  // new time has run, exactly, with no sleeping. On a real clock it returns
+  // at a moment when nothing is due; timers that come due later run later.
+  // Must not be called from a callback of this wheel (it would wait for
+  // itself). Thread-safe.
+  void WaitIdle() const;
+
   // Stops accepting timers, cancels every pending one (its callback never
   // runs and is destroyed), waits for running callbacks (except the caller's
   // own, when called from one) and joins the threads. Returns how many pending

@@ -1,0 +1,178 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "advancer.h"
+
+#include <utility>
+
+namespace timingwheel::internal {
+namespace {
+
+// Due timers the advancer hands to the runner at once from one bucket.
+constexpr size_t kSubmitChunk = 1024;
+// How far ahead the advancer prefetches the nodes of a flushed bucket.
+constexpr size_t kPrefetch = 8;
+// Nodes of a flushed bucket between two looks at the inbox.
+constexpr size_t kFlushSlice = 4096;
+// The advancer keeps its array for detached nodes up to this capacity.
+constexpr size_t kKeptDetachedCapacity = size_t{1} << 16;
+
+// A big bucket is mostly cache misses: fetch the node kPrefetch ahead.
+void PrefetchAhead(const std::vector<TimerNode*>& nodes, size_t i) {
+  if (i + kPrefetch >= nodes.size()) return;
+  const char* ahead = reinterpret_cast<const char*>(nodes[i + kPrefetch]);
+  __builtin_prefetch(ahead, 1);
+  __builtin_prefetch(ahead + 64, 1);
+  __builtin_prefetch(ahead + sizeof(TimerNode) - 1, 1);
+}
+
+}  // namespace
+
+Advancer::Advancer(Wheel* wheel, Runner* runner, const TimeBase* time,
+                   TimerCounts* counts)
+    : wheel_(wheel), runner_(runner), time_(time), counts_(counts) {}
+
+void Advancer::Start(RefCounted* owner,
+                     std::function<void(ThreadRole)> on_thread_start) {
+  owner->Ref(2);  // released as each thread exits
+  poller_ = std::thread([this, owner, on_thread_start] {
+    on_thread_start(ThreadRole::kPoller);
+    PollerLoop();
+    owner->Unref();
+  });
+  advancer_ = std::thread([this, owner, on_thread_start] {
+    on_thread_start(ThreadRole::kAdvancer);
+    AdvancerLoop();
+    owner->Unref();
+  });
+}
+
+void Advancer::Stop() {
+  stopping_.store(true, std::memory_order_release);
+  wheel_->queue().Close();
+  {
+    MutexLock lock(&inbox_mu_);
+    inbox_closed_ = true;
+    inbox_cv_.NotifyAll();
+  }
+  // A callback run inline on the advancer (the user's executor) may be the
+  // caller: that thread cannot join itself. It is detached; it finds the
+  // wheel closed when the callback returns, cancels what it still holds
+  // (counted in Stats::cancelled) and exits.
+  for (std::thread* thread : {&poller_, &advancer_}) {
+    if (!thread->joinable()) continue;
+    if (thread->get_id() == std::this_thread::get_id()) {
+      thread->detach();
+    } else {
+      thread->join();
+    }
+  }
+}
+
+void Advancer::PollerLoop() {
+  std::vector<DelayQueue::Entry> due;
+  while (wheel_->queue().Poll(&due)) {
+    MutexLock lock(&inbox_mu_);
+    if (inbox_closed_) break;
+    inbox_.insert(inbox_.end(), due.begin(), due.end());
+    inbox_cv_.NotifyOne();
+    due.clear();
+  }
+}
+
+void Advancer::AdvancerLoop() {
+  ReadyBuckets ready;  // released, not yet flushed
+  Scratch outer;
+  Scratch nested;
+  // Stopped, the advancer stops even with buckets left: Shutdown cancels
+  // their timers.
+  while (!stopping_.load(std::memory_order_acquire)) {
+    if (ready.empty() && !WaitInbox(&ready)) break;
+    const DelayQueue::Entry entry = ready.top();
+    ready.pop();
+    Flush(entry, &outer, &nested, &ready);
+  }
+}
+
+bool Advancer::WaitInbox(ReadyBuckets* ready) {
+  MutexLock lock(&inbox_mu_);
+  while (inbox_.empty() && !inbox_closed_) inbox_cv_.Wait(&inbox_mu_);
+  if (inbox_closed_) return false;
+  for (const DelayQueue::Entry& entry : inbox_) ready->push(entry);
+  inbox_.clear();
+  return true;
+}
+
+void Advancer::TakeInbox(ReadyBuckets* ready) {
+  MutexLock lock(&inbox_mu_);
+  if (inbox_closed_) return;
+  for (const DelayQueue::Entry& entry : inbox_) ready->push(entry);
+  inbox_.clear();
+}
+
+void Advancer::Flush(const DelayQueue::Entry& entry, Scratch* scratch,
+                     Scratch* nested, ReadyBuckets* ready) {
+  wheel_->AdvanceTo(entry.release_tick);
+  std::vector<TimerNode*>& detached = scratch->detached;
+  Wheel::Detach(entry, &detached);
+  int64_t now_ns = time_->NowNs();
+  for (size_t i = 0; i < detached.size(); ++i) {
+    PrefetchAhead(detached, i);
+    if (ready != nullptr && i > 0 && i % kFlushSlice == 0) {
+      runner_->Submit(&scratch->batch);
+      if (FlushEarlier(Wheel::ExpirationOf(entry), nested, ready)) {
+        now_ns = time_->NowNs();
+      }
+    }
+    AddOrRun(detached[i], now_ns, scratch);
+    // Let the workers start on a huge bucket before it is all moved. No node
+    // lock is held here: a worker may run and free a node of the batch at
+    // once.
+    if (scratch->batch.size() >= kSubmitChunk) runner_->Submit(&scratch->batch);
+  }
+  runner_->Submit(&scratch->batch);
+  // A huge bucket's array is not kept for the next, small ones.
+  detached.clear();
+  if (detached.capacity() > kKeptDetachedCapacity) detached.shrink_to_fit();
+  // Released with no node lock held: the last reference frees the node.
+  for (TimerNode* node : scratch->dropped) node->Unref();
+  scratch->dropped.clear();
+  wheel_->queue().Done(1);
+}
+
+bool Advancer::FlushEarlier(int64_t expiration, Scratch* nested,
+                            ReadyBuckets* ready) {
+  TakeInbox(ready);
+  bool flushed = false;
+  while (!ready->empty() && Wheel::ExpirationOf(ready->top()) <= expiration) {
+    const DelayQueue::Entry due = ready->top();
+    ready->pop();
+    Flush(due, nested, nullptr, nullptr);
+    flushed = true;
+  }
+  return flushed;
+}
+
+void Advancer::AddOrRun(TimerNode* node, int64_t now_ns, Scratch* scratch) {
+  SpinLockHolder lock(&node->mu);
+  const uint64_t word = node->LoadState();
+  if (StateOf(word) != State::kPending) {
+    node->where.store(nullptr, std::memory_order_release);
+    scratch->dropped.push_back(node);  // stopped or cancelled
+    return;
+  }
+  const uint64_t gen = GenerationOf(word);
+  switch (wheel_->Arm(node, node->deadline_ns, now_ns, gen, &scratch->batch)) {
+    case Wheel::ArmResult::kArmed:
+      break;
+    case Wheel::ArmResult::kClosed:
+      if (node->Cancel(gen)) counts_->CancelledInTransit();
+      scratch->dropped.push_back(node);
+      break;
+    case Wheel::ArmResult::kDropped:
+      scratch->dropped.push_back(node);
+      break;
+  }
+}
+
+}  // namespace timingwheel::internal

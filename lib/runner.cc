@@ -1,0 +1,245 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "runner.h"
+
+#include <utility>
+
+namespace timingwheel::internal {
+namespace {
+
+// The runner and timer whose callback this thread is running, if any.
+thread_local const Runner* tls_runner = nullptr;
+thread_local TimerNode* tls_node = nullptr;
+
+// Sets them for one run and gives the outer run's back when it returns.
+class ScopedCallback {
+ public:
+  ScopedCallback(const Runner* runner, TimerNode* node)
+      : runner_(std::exchange(tls_runner, runner)),
+        node_(std::exchange(tls_node, node)) {}
+  ScopedCallback(const ScopedCallback&) = delete;
+  ScopedCallback& operator=(const ScopedCallback&) = delete;
+  ~ScopedCallback() {
+    tls_runner = runner_;
+    tls_node = node_;
+  }
+
+ private:
+  const Runner* const runner_;
+  TimerNode* const node_;
+};
+
+}  // namespace
+
+// What the user's executor gets for one due timer: runs it, or, destroyed
+// unrun, stops it. Holds a reference on the engine.
+class Runner::HandedOffTask {
+ public:
+  HandedOffTask(Runner* runner, uint64_t id) : runner_(runner), id_(id) {
+    runner_->owner_->Ref();
+  }
+  HandedOffTask(HandedOffTask&& other) noexcept
+      : runner_(std::exchange(other.runner_, nullptr)), id_(other.id_) {}
+  HandedOffTask& operator=(HandedOffTask&&) = delete;
+  ~HandedOffTask() {
+    if (runner_ == nullptr) return;  // ran, or moved from
+    runner_->Drop(id_);
+    runner_->owner_->Unref();
+  }
+  void operator()() {
+    Runner* runner = std::exchange(runner_, nullptr);
+    if (runner == nullptr) return;
+    runner->pool_->RunHandedOff(id_);
+    runner->owner_->Unref();
+  }
+
+ private:
+  Runner* runner_;
+  uint64_t id_;
+};
+
+Runner::Runner(Wheel* wheel, const TimeBase* time, TimerCounts* counts,
+               const FailureReporter* failures, RefCounted* owner)
+    : wheel_(wheel),
+      time_(time),
+      counts_(counts),
+      failures_(failures),
+      owner_(owner) {}
+
+void Runner::Start(int workers, const Executor* executor,
+                   std::function<void(int worker)> on_worker_start) {
+  auto run = [this](const DueTimer& task, int worker) { Run(task, worker); };
+  if (executor != nullptr && *executor) {
+    executor_ = executor;
+    lateness_.push_back(std::make_unique<LatencyHistogram>());
+    pool_ =
+        std::make_unique<WorkerPool>(run, [this](uint64_t id) { HandOff(id); });
+    return;
+  }
+  for (int i = 0; i < workers; ++i) {
+    lateness_.push_back(std::make_unique<LatencyHistogram>());
+  }
+  owner_->Ref(workers);  // one per thread, released as it exits
+  pool_ = std::make_unique<WorkerPool>(
+      workers, run, [this] { owner_->Unref(); }, std::move(on_worker_start));
+}
+
+void Runner::HandOff(uint64_t id) {
+  try {
+    (*executor_)(HandedOffTask(this, id));
+  } catch (...) {
+    // The task went with the exception (then its destructor dropped it), or
+    // the executor kept it and will still call it.
+    counts_->ExecutorThrew();
+    failures_->Report(Failure::Kind::kExecutorThrew,
+                      FailureReporter::CurrentExceptionText());
+  }
+}
+
+void Runner::Drop(uint64_t id) {
+  std::optional<DueTimer> task = pool_->DropHandedOff(id);
+  if (!task.has_value()) return;  // Close took it back
+  uint64_t expected = MakeStateWord(task->generation, State::kDispatched);
+  if (task->node->CasState(expected,
+                           MakeStateWord(task->generation, State::kStopped))) {
+    counts_->Stopped();
+    counts_->ExecutorDropped();
+    failures_->Report(Failure::Kind::kTaskDropped,
+                      "the task was destroyed without being called");
+  }
+  task->node->Unref();
+}
+
+void Runner::Submit(std::vector<DueTimer>* batch) {
+  if (batch->empty() || pool_->Submit(batch)) return;
+  // Shut down meanwhile: these were pending, so Shutdown counts them.
+  for (const DueTimer& task : *batch) {
+    if (task.node->Cancel(task.generation)) counts_->CancelledInTransit();
+    task.node->Unref();
+  }
+  batch->clear();
+}
+
+TimerNode* Runner::Current() { return tls_node; }
+
+bool Runner::InCallback() const { return tls_runner == this; }
+
+bool Runner::CancelOwnRearm() {
+  if (tls_runner != this || tls_node == nullptr) return false;
+  uint64_t word = tls_node->LoadState();
+  if (StateOf(word) != State::kRunningArmed ||
+      !tls_node->CasState(word,
+                          MakeStateWord(GenerationOf(word), State::kRunning))) {
+    return false;
+  }
+  counts_->Retired();
+  return true;
+}
+
+void Runner::MergeLateness(LatencyHistogram* into) const {
+  for (const auto& histogram : lateness_) into->MergeFrom(*histogram);
+}
+
+void Runner::Run(const DueTimer& task, int worker) {
+  TimerNode* node = task.node;
+  const bool periodic = node->periodic();
+  uint64_t expected = MakeStateWord(task.generation, State::kDispatched);
+  if (!node->CasState(expected, MakeStateWord(task.generation,
+                                              periodic ? State::kRunningArmed
+                                                       : State::kRunning))) {
+    node->Unref();  // stopped, reset or cancelled since it was dispatched
+    return;
+  }
+  if (!periodic) counts_->Retired();
+  lateness_[worker]->Record(time_->NowNs() - task.deadline_ns);
+  try {
+    ScopedCallback current(this, node);
+    node->callback();
+  } catch (...) {
+    counts_->CallbackThrew();
+    failures_->Report(Failure::Kind::kCallbackThrew,
+                      FailureReporter::CurrentExceptionText());
+  }
+  std::optional<int64_t> next_ns;
+  if (periodic) next_ns = NextRun(node, task.deadline_ns);
+  if (!AfterRun(node, task.generation, next_ns)) node->Unref();
+}
+
+std::optional<int64_t> Runner::NextRun(TimerNode* node, int64_t deadline_ns) {
+  const int64_t now_ns = time_->NowNs();
+  std::optional<absl::Duration> delay;
+  try {
+    // Only the worker that ran the callback gets here, so calls to one
+    // scheduler never overlap.
+    delay = node->scheduler->NextDelay(
+        {time_->ToClock(deadline_ns), time_->ToClock(now_ns)});
+  } catch (...) {
+    counts_->SchedulerThrew();
+    failures_->Report(Failure::Kind::kSchedulerThrew,
+                      FailureReporter::CurrentExceptionText());
+    return std::nullopt;
+  }
+  if (!delay.has_value()) return std::nullopt;
+  return time_->NextRunAfter(now_ns, *delay);
+}
+
+bool Runner::AfterRun(TimerNode* node, uint64_t gen,
+                      std::optional<int64_t> next_ns) {
+  if (!node->periodic()) {
+    // A one-shot timer that no Reset re-armed while it ran is done: one CAS,
+    // no node lock. Otherwise (kRunningArmed) Rearm, under the lock, reads
+    // the deadline the Reset left. A Stop that turned kRunningArmed back into
+    // kRunning leaves has_rearm set; a one-shot node reads it only in
+    // kRunningArmed, which only a Reset, setting it anew, leads to.
+    uint64_t expected = MakeStateWord(gen, State::kRunning);
+    if (node->CasState(expected, MakeStateWord(gen, State::kDone))) {
+      return false;
+    }
+  }
+  std::vector<DueTimer> due;
+  bool handed_on;
+  {
+    SpinLockHolder lock(&node->mu);
+    handed_on = Rearm(node, gen, next_ns, &due);
+  }
+  Submit(&due);  // with no lock held: an executor may run it inline
+  return handed_on;
+}
+
+bool Runner::Rearm(TimerNode* node, uint64_t gen,
+                   std::optional<int64_t> next_ns, std::vector<DueTimer>* due) {
+  for (;;) {
+    uint64_t word = node->LoadState();
+    if (StateOf(word) != State::kRunningArmed) {
+      node->has_rearm = false;
+      if (node->CasState(word, MakeStateWord(gen, State::kDone))) return false;
+      continue;
+    }
+    if (!node->has_rearm && !next_ns.has_value()) {
+      // The schedule ended: the timer is no longer pending.
+      if (node->CasState(word, MakeStateWord(gen, State::kDone))) {
+        counts_->Retired();
+        return false;
+      }
+      continue;
+    }
+    const int64_t deadline_ns =
+        node->has_rearm ? node->rearm_deadline_ns : *next_ns;
+    if (!node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
+      continue;  // a Stop won: re-read
+    }
+    node->has_rearm = false;
+    switch (wheel_->Arm(node, deadline_ns, time_->NowNs(), gen + 1, due)) {
+      case Wheel::ArmResult::kArmed:
+        return true;
+      case Wheel::ArmResult::kClosed:
+        if (node->Cancel(gen + 1)) counts_->CancelledInTransit();
+        return false;
+      case Wheel::ArmResult::kDropped:
+        return false;
+    }
+  }
+}
+
+}  // namespace timingwheel::internal

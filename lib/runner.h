@@ -1,0 +1,129 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// runner.h: running due timers: the worker pool (or the user's executor),
+// one callback run, and what follows it: the next run of a periodic timer,
+// or the re-arm a Reset made while the callback ran.
+//
+// A due timer arrives as a DueTimer (node, generation, deadline) in a batch
+// from the advancer or from an arm that found it due (Submit). The pool
+// (worker_pool.h) queues it; with Options::executor, the pool registers it and
+// the runner hands the executor a HandedOffTask, a closure that runs it or,
+// destroyed unrun, stops it.
+//
+// One run (Run): kDispatched -> kRunning (one-shot) or kRunningArmed
+// (periodic) by CAS; a task whose arm was stopped, reset or cancelled since it
+// was dispatched fails the CAS and does nothing. The callback runs with no
+// lock held; an exception is caught, counted and reported. Then:
+//   * a one-shot timer that no Reset re-armed: kRunning -> kDone, one CAS;
+//   * otherwise, under the node's lock, Rearm: the deadline a Reset left, or
+//     the scheduler's next (asked with no lock held), armed as generation + 1
+//     through the wheel; a re-arm that is due at once goes into a batch
+//     submitted after the lock is released (an inline executor may run it).
+// So runs of one timer never overlap: the next arm exists only once the
+// callback returned.
+//
+// Current(): the timer whose callback this thread runs, in thread-locals that
+// each run sets and restores (RAII), so a callback run inside another (an
+// inline executor) gives the outer run's back when it returns.
+//
+// Thread-safety: thread-safe. The runner holds no lock of its own; the pool
+// has its own, the node lock is taken only to re-arm (lock table: mutex.h).
+// A worker thread, and a task handed to the executor, each hold a reference
+// on the engine (`owner`) while they live.
+
+#ifndef TIMINGWHEEL_LIB_RUNNER_H_
+#define TIMINGWHEEL_LIB_RUNNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "failure_report.h"
+#include "ref_counted.h"
+#include "stats.h"
+#include "time_base.h"
+#include "timer_state.h"
+#include "wheel.h"
+#include "worker_pool.h"
+
+namespace timingwheel::internal {
+
+class Runner {
+ public:
+  using Executor = absl::AnyInvocable<void(absl::AnyInvocable<void()>) const>;
+
+  Runner(Wheel* wheel, const TimeBase* time, TimerCounts* counts,
+         const FailureReporter* failures, RefCounted* owner);
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Starts `workers` threads, each first calling `on_worker_start(index)`,
+  // or, with an `executor`, none: each due timer goes to the executor.
+  void Start(int workers, const Executor* executor,
+             std::function<void(int worker)> on_worker_start);
+
+  // Hands the due timers of `batch` (emptied) to the workers; once the pool
+  // is closed, cancels them instead (they count as cancelled by Shutdown).
+  // Call with no lock held: an executor may run them inline.
+  void Submit(std::vector<DueTimer>* batch);
+  // Hands them to the workers as Submit does, but once the pool is closed
+  // returns false and leaves them to the caller.
+  bool TrySubmit(std::vector<DueTimer>* batch) { return pool_->Submit(batch); }
+
+  // The timer whose callback runs on this thread, or nullptr.
+  static TimerNode* Current();
+  // Whether this thread is inside a callback run by this runner.
+  bool InCallback() const;
+  // When this thread runs a periodic (or Reset) timer of this runner's that
+  // is armed to run again: takes that re-arm back, counts it retired and
+  // returns true. For a Shutdown made from the callback.
+  bool CancelOwnRearm();
+
+  // Refuses further tasks and returns those not started.
+  std::vector<DueTimer> Close() { return pool_->Close(); }
+  // Waits for the workers (all but the calling thread; see WorkerPool).
+  void Join() { pool_->Join(); }
+  void WaitNoneRunning() { pool_->WaitNoneRunning(); }
+  int64_t Outstanding() const { return pool_->Outstanding(); }
+  int64_t QueueDepth() const { return pool_->QueueDepth(); }
+  // The lateness (start - deadline) of every callback started so far.
+  void MergeLateness(LatencyHistogram* into) const;
+
+ private:
+  class HandedOffTask;
+
+  void Run(const DueTimer& task, int worker);
+  // The deadline of a periodic timer's next run after the run for
+  // `deadline_ns`, by its scheduler (called with no lock held); nullopt when
+  // the schedule ends, leaves the supported range or throws.
+  std::optional<int64_t> NextRun(TimerNode* node, int64_t deadline_ns);
+  // After the callback returned: re-arm or finish. Returns whether the
+  // worker's reference was handed on to the wheel.
+  bool AfterRun(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns);
+  // AfterRun's work under the node lock; due re-arms go to `due`.
+  bool Rearm(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns,
+             std::vector<DueTimer>* due)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+  void HandOff(uint64_t id);
+  // The executor destroyed the task of `id` unrun: it counts as stopped.
+  void Drop(uint64_t id);
+
+  Wheel* const wheel_;
+  const TimeBase* const time_;
+  TimerCounts* const counts_;
+  const FailureReporter* const failures_;
+  RefCounted* const owner_;
+  const Executor* executor_ = nullptr;
+  // One per worker (one for the executor), each written by its worker only.
+  std::vector<std::unique_ptr<LatencyHistogram>> lateness_;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+}  // namespace timingwheel::internal
+
+#endif  // TIMINGWHEEL_LIB_RUNNER_H_

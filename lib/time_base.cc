@@ -1,0 +1,96 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "time_base.h"
+
+#include <chrono>
+#include <limits>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace timingwheel::internal {
+namespace {
+
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+
+}  // namespace
+
+int64_t CeilNs(absl::Duration d) {
+  int64_t ns = absl::ToInt64Nanoseconds(d);
+  if (ns < kMaxInt64 && absl::Nanoseconds(ns) < d) ++ns;
+  return ns;
+}
+
+TimeBase::TimeBase(std::shared_ptr<Clock> clock, absl::Duration tick)
+    : clock_(std::move(clock)),
+      steady_(clock_ == SteadyClock()),
+      origin_(clock_->Now()),
+      origin_ns_(absl::ToInt64Nanoseconds(origin_)),
+      tick_ns_(absl::ToInt64Nanoseconds(tick)),
+      max_deadline_ns_(kMaxInt64 / tick_ns_ * tick_ns_) {}
+
+int64_t TimeBase::NowNs() const {
+  if (steady_) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+               .count() -
+           origin_ns_;
+  }
+  return absl::ToInt64Nanoseconds(clock_->Now() - origin_);
+}
+
+int64_t TimeBase::TickOf(int64_t deadline_ns) const {
+  return deadline_ns / tick_ns_ +
+         ((deadline_ns % tick_ns_ != 0) && (deadline_ns > 0));
+}
+
+absl::StatusOr<int64_t> TimeBase::DeadlineAfter(int64_t now_ns,
+                                                absl::Duration d,
+                                                const char* caller) const {
+  if (d <= absl::ZeroDuration()) return now_ns;
+  // Saturated values (d of about 292 years or more) are out of range.
+  const int64_t d_ns = CeilNs(d);
+  if (d_ns < kMaxInt64 && d_ns <= max_deadline_ns_ - now_ns) {
+    return now_ns + d_ns;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      caller, ": duration ", absl::FormatDuration(d),
+      " is out of range; deadlines must lie within ",
+      absl::FormatDuration(absl::Nanoseconds(max_deadline_ns_)),
+      " of the wheel's start, so at most ",
+      absl::FormatDuration(absl::Nanoseconds(max_deadline_ns_ - now_ns)),
+      " from now (every duration up to 100 years works)"));
+}
+
+absl::StatusOr<int64_t> TimeBase::DeadlineAt(int64_t now_ns,
+                                             absl::Duration when,
+                                             const char* caller) const {
+  const absl::Duration since_origin = when - origin_;
+  if (since_origin <= absl::Nanoseconds(now_ns)) return now_ns;
+  // Saturated values are out of range below.
+  const int64_t deadline_ns = CeilNs(since_origin);
+  if (deadline_ns <= max_deadline_ns_) return deadline_ns;
+  return absl::InvalidArgumentError(absl::StrCat(
+      caller, ": time ", absl::FormatDuration(when),
+      " is out of range; deadlines must lie within ",
+      absl::FormatDuration(absl::Nanoseconds(max_deadline_ns_)),
+      " of the wheel's start (", absl::FormatDuration(origin_),
+      " by its clock), so at most ",
+      absl::FormatDuration(origin_ + absl::Nanoseconds(max_deadline_ns_))));
+}
+
+std::optional<int64_t> TimeBase::NextRunAfter(int64_t now_ns,
+                                              absl::Duration delay) const {
+  if (delay <= absl::ZeroDuration()) {
+    const int64_t tick_start_ns = now_ns - now_ns % tick_ns_;
+    if (tick_start_ns > max_deadline_ns_ - tick_ns_) return std::nullopt;
+    return tick_start_ns + tick_ns_;
+  }
+  const int64_t delay_ns = CeilNs(delay);
+  if (delay_ns > max_deadline_ns_ - now_ns) return std::nullopt;
+  return now_ns + delay_ns;
+}
+
+}  // namespace timingwheel::internal

@@ -1,0 +1,87 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// time_base.h: an engine's time: its clock, its origin, and deadlines as
+// nanoseconds since that origin.
+//
+// Inside the engine every instant is an int64 count of nanoseconds since the
+// origin (the clock's reading when the wheel was created), and every tick is
+// a count of `tick` widths since it. This class turns the user's durations
+// and clock times into such deadlines, always rounding up (a deadline is
+// never earlier than asked for), and says precisely what is out of range:
+// deadlines up to the last whole tick below 2^63 ns (about 292 years) after
+// the origin.
+//
+// Now: the one place the engine reads its clock. For SteadyClock() it reads
+// std::chrono::steady_clock directly (one vDSO call, no Duration math); the
+// result is the same reading the Clock would give.
+//
+// Thread-safety: immutable after construction; every member is thread-safe.
+
+#ifndef TIMINGWHEEL_LIB_TIME_BASE_H_
+#define TIMINGWHEEL_LIB_TIME_BASE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "timingwheel/clock.h"
+
+namespace timingwheel::internal {
+
+// `d` (> 0) in nanoseconds, rounded up. Saturates at INT64_MAX (`d` of about
+// 292 years or more).
+int64_t CeilNs(absl::Duration d);
+
+class TimeBase {
+ public:
+  // Precondition: `tick` is at least 1ns and finite (Options validated).
+  TimeBase(std::shared_ptr<Clock> clock, absl::Duration tick);
+
+  const Clock& clock() const { return *clock_; }
+  const std::shared_ptr<Clock>& shared_clock() const { return clock_; }
+  // Whether the clock is SteadyClock(), whose time is steady_clock's.
+  bool steady() const { return steady_; }
+  // The clock's time at which nanosecond (and tick) 0 lies.
+  absl::Duration origin() const { return origin_; }
+  int64_t tick_ns() const { return tick_ns_; }
+
+  // Nanoseconds since the origin, now.
+  int64_t NowNs() const;
+  // `ns` since the origin as a time of the clock.
+  absl::Duration ToClock(int64_t ns) const {
+    return origin_ + absl::Nanoseconds(ns);
+  }
+  // The tick in which a deadline falls due: the first tick boundary at or
+  // after it.
+  int64_t TickOf(int64_t deadline_ns) const;
+
+  // `now_ns + d` as a deadline; `now_ns` for d <= 0. InvalidArgument, whose
+  // message starts with `caller`, when it is out of range (d = +inf too).
+  absl::StatusOr<int64_t> DeadlineAfter(int64_t now_ns, absl::Duration d,
+                                        const char* caller) const;
+  // The clock time `when` as a deadline, rounded up; `now_ns` for a time
+  // already passed. InvalidArgument when out of range.
+  absl::StatusOr<int64_t> DeadlineAt(int64_t now_ns, absl::Duration when,
+                                     const char* caller) const;
+  // The deadline of a periodic timer's next run, `delay` after `now_ns`
+  // (rounded up); a delay <= 0 means the next tick boundary after now, so a
+  // schedule that keeps answering 0 runs once a tick, not in a loop. nullopt
+  // when the deadline would be out of range: the schedule ends.
+  std::optional<int64_t> NextRunAfter(int64_t now_ns,
+                                      absl::Duration delay) const;
+
+ private:
+  const std::shared_ptr<Clock> clock_;
+  const bool steady_;
+  const absl::Duration origin_;
+  const int64_t origin_ns_;
+  const int64_t tick_ns_;
+  const int64_t max_deadline_ns_;  // the last whole tick below 2^63 ns
+};
+
+}  // namespace timingwheel::internal
+
+#endif  // TIMINGWHEEL_LIB_TIME_BASE_H_
