@@ -362,8 +362,6 @@ Stats Engine::GetStats() const {
   stats.pending = Pending();
   counts_.Fill(&stats);
   stats.worker_queue_depth = runner_.QueueDepth();
-  stats.levels = wheel_.Levels();
-  stats.queued_buckets = wheel_.queue().size();
   LatencyHistogram lateness;
   runner_.MergeLateness(&lateness);
   stats.fired = lateness.Count();

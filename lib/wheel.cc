@@ -160,17 +160,4 @@ void Wheel::ReleaseHomes() {
   for (NodeHome* home : homes) home->ReleaseBias();
 }
 
-int Wheel::Levels() const {
-  int most = 0;
-  for (const std::unique_ptr<Lane>& lane : lanes_) {
-    int levels = 0;
-    for (const WheelLevel* level = lane->level0.get(); level != nullptr;
-         level = level->overflow()) {
-      ++levels;
-    }
-    most = std::max(most, levels);
-  }
-  return most;
-}
-
 }  // namespace timingwheel::internal

@@ -118,8 +118,6 @@ class Wheel {
   // reference on the owner per lane (lanes()), which the homes release.
   void ReleaseHomes();
   int lanes() const { return static_cast<int>(lanes_.size()); }
-  // Levels created so far, the most of any lane.
-  int Levels() const;
 
  private:
   friend class timingwheel::EngineTestPeer;

@@ -27,6 +27,7 @@
 #ifndef TIMINGWHEEL_TEST_TEST_UTIL_H_
 #define TIMINGWHEEL_TEST_TEST_UTIL_H_
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -73,6 +74,23 @@ class EngineTestPeer {
   static const internal::WheelLevel& LowestLevel(internal::Engine& engine) {
     internal::Wheel& wheel = engine.wheel_;
     return *wheel.lanes_[wheel.HomeOfThisThread()->lane()]->level0;
+  }
+  // Levels created so far, the most of any lane.
+  static int Levels(internal::Engine& engine) {
+    int most = 0;
+    for (const auto& lane : engine.wheel_.lanes_) {
+      int levels = 0;
+      for (const internal::WheelLevel* level = lane->level0.get();
+           level != nullptr; level = level->overflow()) {
+        ++levels;
+      }
+      most = std::max(most, levels);
+    }
+    return most;
+  }
+  // Buckets waiting in the delay queue.
+  static int64_t QueuedBuckets(internal::Engine& engine) {
+    return engine.wheel_.queue().size();
   }
 };
 

@@ -1275,7 +1275,7 @@ TEST(WheelLevelPublicTest, DesignWorkedExampleThroughTimingWheel) {
   internal::Engine& engine = TimingWheelTestPeer::GetEngine(*wheel);
   // 3 ms at level 0, 9 ms at level 1, 40 ms at level 2; one bucket each.
   EXPECT_THAT(LevelCounts(*wheel, 4), ::testing::ElementsAre(1, 1, 1, 0));
-  EXPECT_EQ(engine.GetStats().queued_buckets, 3);
+  EXPECT_EQ(EngineTestPeer::QueuedBuckets(engine), 3);
   EXPECT_EQ(EngineTestPeer::LowestLevel(engine).overflow()->tick(), 4);
   EXPECT_EQ(EngineTestPeer::LowestLevel(engine).overflow()->overflow()->tick(),
             16);
@@ -1304,7 +1304,7 @@ TEST(WheelLevelPublicTest, DesignWorkedExampleThroughTimingWheel) {
     TimingWheelTestPeer::WaitIdle(*wheel);
     SCOPED_TRACE(absl::StrCat("t=", t, "ms"));
     EXPECT_EQ(LevelCounts(*wheel, 4), want_counts(t));
-    EXPECT_EQ(engine.GetStats().queued_buckets, want_buckets(t));
+    EXPECT_EQ(EngineTestPeer::QueuedBuckets(engine), want_buckets(t));
     std::vector<std::pair<int, absl::Duration>> want_runs;
     for (int ms : {3, 9, 40}) {
       if (t >= ms) want_runs.emplace_back(ms, absl::Milliseconds(ms));

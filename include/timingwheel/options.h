@@ -133,8 +133,6 @@ struct Stats {
   int64_t executor_threw = 0;      // calls of Options::executor that threw
   int64_t executor_dropped = 0;    // tasks it destroyed unrun (also stopped)
   int64_t worker_queue_depth = 0;  // due callbacks waiting for a free worker
-  int levels = 0;  // wheel levels created so far (the most of any lane)
-  int64_t queued_buckets = 0;  // buckets in the delay queue
   // How late callbacks started (start - deadline, by the wheel's clock), over
   // every callback started so far; within 12.5% (log-linear histogram).
   absl::Duration lateness_p50;
