@@ -28,7 +28,7 @@
 // touching every node under the level's lock.
 //
 // Thread-safety: thread-compatible. The WheelLevel that owns the bucket guards
-// it, and the `slot` of the nodes in it, with its mutex.
+// it, and the `slot` of the nodes in it, with its lock.
 
 #ifndef TIMINGWHEEL_LIB_BUCKET_H_
 #define TIMINGWHEEL_LIB_BUCKET_H_
@@ -60,7 +60,7 @@ class Bucket {
   // `where`. Precondition: Holds(node).
   void Remove(TimerNode* node);
   // Whether `node` is in this bucket (not detached from it). Called under
-  // this bucket's level mutex, possibly while another level's Add links the
+  // this bucket's level lock, possibly while another level's Add links the
   // node elsewhere: Add stores `where`, then `link_epoch` (release); this
   // loads `link_epoch` (acquire), then `where`. So a caller that still sees
   // `where` == this also sees the epoch the node had here.

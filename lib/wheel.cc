@@ -140,7 +140,7 @@ void Wheel::Detach(const DelayQueue::Entry& entry,
 }
 
 int64_t Wheel::ExpirationOf(const DelayQueue::Entry& entry) {
-  return entry.release_tick + entry.bucket->level()->lead();
+  return entry.release_tick + entry.bucket->level()->release_offset();
 }
 
 void Wheel::Close(std::vector<TimerNode*>* out) {

@@ -3,27 +3,13 @@
 
 #include "wheel_level.h"
 
-#include <limits>
-
 namespace timingwheel::internal {
-namespace {
 
-constexpr int64_t kMaxTicks = std::numeric_limits<int64_t>::max();
-
-int64_t IntervalOf(int64_t tick, int wheel_size) {
-  return tick > kMaxTicks / wheel_size ? kMaxTicks : tick * wheel_size;
-}
-
-}  // namespace
-
-WheelLevel::WheelLevel(int64_t tick, int wheel_size, int64_t current,
+WheelLevel::WheelLevel(int64_t tick_width, int wheel_size, int64_t current_tick,
                        DelayQueue* queue, bool closed)
-    : tick_(tick),
-      interval_(IntervalOf(tick, wheel_size)),
-      lead_(tick == 1 ? 0 : tick / wheel_size),
-      wheel_size_(wheel_size),
+    : geometry_(GeometryFor(tick_width, wheel_size)),
       queue_(queue),
-      current_(FloorDiv(current, tick) * tick),
+      current_tick_(geometry_.CurrentAt(current_tick)),
       closed_(closed) {
   buckets_.reserve(wheel_size);
   for (int i = 0; i < wheel_size; ++i) buckets_.emplace_back(this);
@@ -36,10 +22,11 @@ WheelLevel* WheelLevel::GetOrCreateOverflow() {
   SpinLockHolder lock(&mu_);
   WheelLevel* up = overflow_.load(std::memory_order_relaxed);
   if (up == nullptr) {
-    // The overflow level's tick is this level's interval; it starts at this
-    // level's current time (rounded down to its own tick).
-    up = new WheelLevel(interval_, wheel_size_,
-                        current_.load(std::memory_order_relaxed), queue_,
+    // The overflow level's tick width is this level's span; it starts at
+    // this level's current tick (rounded down to its own tick width).
+    const LevelGeometry above = OverflowOf(geometry_);
+    up = new WheelLevel(above.tick_width, above.wheel_size,
+                        current_tick_.load(std::memory_order_relaxed), queue_,
                         closed_);
     overflow_.store(up, std::memory_order_release);
   }
@@ -48,10 +35,8 @@ WheelLevel* WheelLevel::GetOrCreateOverflow() {
 
 WheelLevel* WheelLevel::Locate(int64_t expiration_tick) {
   WheelLevel* level = this;
-  // interval_ == kMaxTicks spans every tick a deadline can have.
-  while (level->interval_ != kMaxTicks &&
-         expiration_tick - level->current() - level->tick_ >=
-             level->interval_) {
+  while (NeedsHigherLevel(level->geometry_, level->current_tick(),
+                          expiration_tick)) {
     level = level->GetOrCreateOverflow();
   }
   return level;
@@ -61,26 +46,31 @@ WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
                                       uint64_t gen) {
   SpinLockHolder lock(&mu_);
   if (closed_) return AddResult::kClosed;
-  const int64_t current = current_.load(std::memory_order_relaxed);
-  const int64_t ahead = expiration_tick - current;
-  if (tick_ == 1) {
-    if (ahead <= 0) return AddResult::kDue;
-  } else if (ahead < tick_) {
-    return AddResult::kRetry;
-  }
-  const int64_t id = expiration_tick / tick_;
-  Bucket& bucket = buckets_[id % wheel_size_];
-  if (interval_ != kMaxTicks && ahead >= interval_) {
-    // The one bucket past the span: only in a slot that is free.
-    if (ahead - tick_ >= interval_ ||
-        (bucket.expiration() != Bucket::kNoExpiration &&
-         bucket.expiration() != id * tick_)) {
+  const LevelPlacement place =
+      PlaceInLevel(geometry_, current_tick_.load(std::memory_order_relaxed),
+                   expiration_tick);
+  switch (place.fit) {
+    case Fit::kDue:
+      return AddResult::kDue;
+    case Fit::kLower:
+      return AddResult::kRetry;
+    case Fit::kHigher:
       return AddResult::kTooFar;
-    }
+    case Fit::kInSpan:
+    case Fit::kPastSpan:
+      break;
+  }
+  Bucket& bucket = buckets_[place.slot];
+  // The one bucket past the span only in a slot that is free: empty, or
+  // holding this very bucket id already.
+  if (place.fit == Fit::kPastSpan &&
+      bucket.expiration() != Bucket::kNoExpiration &&
+      bucket.expiration() != place.bucket_tick) {
+    return AddResult::kTooFar;
   }
   bucket.Add(node, gen);
-  if (bucket.SetExpiration(id * tick_)) {
-    queue_->Offer(&bucket, id * tick_ - lead_);
+  if (bucket.SetExpiration(place.bucket_tick)) {
+    queue_->Offer(&bucket, place.release_tick);
   }
   return AddResult::kAdded;
 }
@@ -95,12 +85,12 @@ bool WheelLevel::Remove(TimerNode* node, Bucket* bucket, uint64_t gen) {
   return true;
 }
 
-void WheelLevel::Advance(int64_t tick) {
+void WheelLevel::Advance(int64_t now_tick) {
   for (WheelLevel* level = this; level != nullptr; level = level->overflow()) {
     SpinLockHolder lock(&level->mu_);
-    const int64_t rounded = FloorDiv(tick, level->tick_) * level->tick_;
-    if (rounded > level->current_.load(std::memory_order_relaxed)) {
-      level->current_.store(rounded, std::memory_order_release);
+    const int64_t current_tick = level->geometry_.CurrentAt(now_tick);
+    if (current_tick > level->current_tick_.load(std::memory_order_relaxed)) {
+      level->current_tick_.store(current_tick, std::memory_order_release);
     }
   }
 }
