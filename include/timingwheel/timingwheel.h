@@ -23,17 +23,12 @@
 //
 // The design (after Varghese & Lauck, as Kafka builds it)
 // -------------------------------------------------------
-// Level 0 has `wheel_size` buckets `tick` apart and spans one interval,
+// Level 0 has `wheel_size` buckets `tick` apart and spans
 // `tick * wheel_size`. A timer too far out for a level goes to its overflow
-// level, whose tick is the lower level's interval; overflow levels are created
-// the first time they are needed. With the defaults (tick 1 ms, wheel_size 20):
-//
-//   level  tick        spans        level  tick        spans
-//   0      1 ms        20 ms        5      53.3 min    17.8 h
-//   1      20 ms       400 ms       6      17.8 h      14.8 days
-//   2      400 ms      8 s          7      14.8 days   296 days
-//   3      8 s         2 min 40 s   8      296 days    16.2 years
-//   4      2 min 40 s  53.3 min     9      16.2 years  325 years
+// level, whose tick is the lower level's span; overflow levels are created the
+// first time they are needed. With the defaults (tick 1 ms, wheel_size 20),
+// ten levels cover 325 years (the table of levels is at the top of
+// lib/placement.h in the source tree).
 //
 // Every level's non-empty buckets sit in ONE delay queue, ordered by bucket
 // expiration. Deadlines are rounded UP to a whole tick, so a callback never
