@@ -8,8 +8,8 @@
 //   * timing: never before the deadline; a tick-aligned deadline fires when the
 //     clock reaches it, an unaligned one by the next tick; d <= 0 runs as soon
 //     as possible on a worker, never inline; jumps of days and of 100 years;
-//     every level boundary +-1 tick fires at exactly its tick; the worked
-//     example of DESIGN.md;
+//     every level boundary +-1 tick fires at exactly its tick (the worked
+//     example of DESIGN.md is PlacementTest.DesignWorkedExample);
 //   * structure: thread names; `workers = N` runs N callbacks at once, and a
 //     slow callback holds back no other while a worker is free;
 //   * Stop / Reset: every return value of the contract, concurrent Stops, a
@@ -56,7 +56,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -217,8 +216,6 @@ class TimingWheelTest : public ::testing::Test {
     EXPECT_TRUE(timer.ok()) << timer.status();
     return timer.ok() ? *timer : Timer();
   }
-
-  internal::Engine& engine() { return TimingWheelTestPeer::GetEngine(*wheel_); }
 
   const std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
   std::unique_ptr<TimingWheel> wheel_;
@@ -524,48 +521,6 @@ INSTANTIATE_TEST_SUITE_P(
       return absl::StrCat("Tick", std::get<0>(info.param), "us", "Size",
                           std::get<1>(info.param));
     });
-
-// DESIGN.md section 1, worked example: tick 1 ms, wheel_size 4.
-TEST_F(TimingWheelTest, DesignWorkedExample) {
-  Options options = DefaultOptions();
-  options.wheel_size = 4;
-  Start(std::move(options));
-  auto t3 = NewProbe();
-  auto t9 = NewProbe();
-  auto t40 = NewProbe();
-  After(absl::Milliseconds(3), t3);
-  After(absl::Milliseconds(9), t9);
-  After(absl::Milliseconds(40), t40);
-  const internal::WheelLevel& level0 = EngineTestPeer::LowestLevel(engine());
-  auto count_at = [&level0](int k) -> int64_t {
-    const internal::WheelLevel* level = &level0;
-    for (int i = 0; i < k && level != nullptr; ++i) level = level->overflow();
-    return level == nullptr ? -1 : level->CountTimers();
-  };
-  EXPECT_EQ(count_at(0), 1);  // @3
-  EXPECT_EQ(count_at(1), 1);  // @8 (tick 4)
-  EXPECT_EQ(count_at(2), 1);  // @32 (tick 16)
-
-  AdvanceTo(absl::Milliseconds(2));
-  EXPECT_EQ(t3->runs(), 0);
-  Advance(kTick);  // t = 3
-  EXPECT_EQ(t3->runs(), 1);
-  AdvanceTo(absl::Milliseconds(8));  // @8 released: 9 ms cascades to level 0
-  EXPECT_EQ(t9->runs(), 0);
-  EXPECT_EQ(count_at(0), 1);
-  EXPECT_EQ(count_at(1), 0);
-  Advance(kTick);  // t = 9
-  EXPECT_EQ(t9->runs(), 1);
-  AdvanceTo(absl::Milliseconds(32));  // @32 released: 40 ms to level 1, @40
-  EXPECT_EQ(t40->runs(), 0);
-  EXPECT_EQ(count_at(2), 0);
-  EXPECT_EQ(count_at(1), 1);
-  AdvanceTo(absl::Milliseconds(39));
-  EXPECT_EQ(t40->runs(), 0);
-  Advance(kTick);  // t = 40
-  EXPECT_EQ(t40->runs(), 1);
-  EXPECT_EQ(t40->last_run(), absl::Milliseconds(40));
-}
 
 // ---------------------------------------------------------------------------
 // Structure

@@ -950,7 +950,7 @@ TEST_F(WheelLevelTest, NoTimerRunsEarlyOrLateInASimulatedWheel) {
 }  // namespace timingwheel::internal
 
 // ---------------------------------------------------------------------------
-// The same example through the public API.
+// Timers in buckets, through the public API.
 
 namespace timingwheel {
 namespace {
@@ -993,63 +993,6 @@ std::unique_ptr<TimingWheel> NewWheel(std::shared_ptr<ManualClock> clock) {
       TimingWheel::Create(std::move(options));
   EXPECT_TRUE(wheel.ok()) << wheel.status();
   return wheel.ok() ? std::move(*wheel) : nullptr;
-}
-
-TEST(WheelLevelPublicTest, DesignWorkedExampleThroughTimingWheel) {
-  auto clock = std::make_shared<ManualClock>();
-  std::unique_ptr<TimingWheel> wheel = NewWheel(clock);
-  ASSERT_NE(wheel, nullptr);
-  RunLog log;
-  std::vector<Timer> timers;
-  for (int ms : {3, 9, 40}) {
-    absl::StatusOr<Timer> t =
-        wheel->AfterFunc(absl::Milliseconds(ms),
-                         [&log, &clock, ms] { log.Record(ms, clock->Now()); });
-    ASSERT_TRUE(t.ok()) << t.status();
-    timers.push_back(*t);
-  }
-  internal::Engine& engine = TimingWheelTestPeer::GetEngine(*wheel);
-  // 3 ms at level 0, 9 ms at level 1, 40 ms at level 2; one bucket each.
-  EXPECT_THAT(LevelCounts(*wheel, 4), ::testing::ElementsAre(1, 1, 1, 0));
-  EXPECT_EQ(EngineTestPeer::QueuedBuckets(engine), 3);
-  EXPECT_EQ(EngineTestPeer::LowestLevel(engine).overflow()->tick_width(), 4);
-  EXPECT_EQ(
-      EngineTestPeer::LowestLevel(engine).overflow()->overflow()->tick_width(),
-      16);
-  EXPECT_EQ(
-      EngineTestPeer::LowestLevel(engine).overflow()->overflow()->overflow(),
-      nullptr);
-
-  // What each level holds after each step, and what ran by then.
-  auto want_counts = [](int t) -> std::vector<int64_t> {
-    if (t < 3) return {1, 1, 1, 0};
-    if (t < 7) return {0, 1, 1, 0};
-    if (t < 9) return {1, 0, 1, 0};  // 9 ms cascaded to level 0 @9 at 7
-    if (t < 28) return {0, 0, 1, 0};
-    if (t < 39) return {0, 1, 0, 0};  // 40 ms cascaded to level 1 @40 at 28
-    if (t < 40) return {1, 0, 0, 0};  // and to level 0 @40 at 39
-    return {0, 0, 0, 0};
-  };
-  auto want_buckets = [](int t) -> int64_t {
-    if (t < 3) return 3;   // @3 @8 @32
-    if (t < 9) return 2;   // @8 @32, then @9 @32
-    if (t < 40) return 1;  // @32, then @40 of level 1, then of level 0
-    return 0;
-  };
-  for (int t = 1; t <= 41; ++t) {
-    clock->Advance(absl::Milliseconds(1));
-    TimingWheelTestPeer::WaitIdle(*wheel);
-    SCOPED_TRACE(absl::StrCat("t=", t, "ms"));
-    EXPECT_EQ(LevelCounts(*wheel, 4), want_counts(t));
-    EXPECT_EQ(EngineTestPeer::QueuedBuckets(engine), want_buckets(t));
-    std::vector<std::pair<int, absl::Duration>> want_runs;
-    for (int ms : {3, 9, 40}) {
-      if (t >= ms) want_runs.emplace_back(ms, absl::Milliseconds(ms));
-    }
-    EXPECT_EQ(log.runs(), want_runs);
-    EXPECT_EQ(wheel->Pending(), 3 - static_cast<int64_t>(want_runs.size()));
-  }
-  EXPECT_EQ(wheel->Shutdown(), 0);
 }
 
 // Reset of a timer waiting in a bucket must take it out of that bucket, and
