@@ -10,8 +10,8 @@
 // mark them in transit and clear the expiration in the same step (DESIGN.md,
 // traps 1 and 2).
 //
-// The nodes are real TimerNodes of a real engine (ManualClock, nothing ever
-// runs); the bucket only touches their bookkeeping.
+// The nodes are real TimerNodes from a TestNodes home (no engine, nothing
+// ever runs); the bucket only touches their bookkeeping.
 
 #include "bucket.h"
 

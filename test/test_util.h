@@ -3,14 +3,15 @@
 //
 // test_util.h: what several tests share to drive a wheel deterministically.
 //
-// `IdleEngine` is a home for the TimerNodes that the unit tests of buckets,
-// levels and timer states make directly.
+// `TestNodes` is a home for the TimerNodes that the unit tests of buckets,
+// levels and timer states make directly, with no engine.
 //
 // `TimingWheelTestPeer` reaches the engine behind a TimingWheel (declared a
-// friend there) so that a test can wait until the wheel is quiescent: every
-// bucket that is due by the clock has been flushed and every due callback has
-// returned. With a ManualClock that makes a test exact: advance, wait idle,
-// then check what ran.
+// friend there), and `EngineTestPeer` the wheel inside an engine, for tests
+// that check where timers sit. `TimingWheelTestPeer::WaitIdle` is
+// TimingWheel::WaitIdle: every bucket that is due by the clock has been
+// flushed and every due callback has returned. With a ManualClock that makes
+// a test exact: advance, wait idle, then check what ran.
 //
 // `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock and
 // an Advance that moves the clock and waits until the wheel is quiescent.
@@ -66,19 +67,25 @@ inline constexpr bool kSanitized = true;
 inline constexpr bool kSanitized = false;
 #endif
 
-// Reaches inside an engine, for tests that check where timers sit.
+// Reaches inside an engine and its wheel, for tests that check where timers
+// sit.
 class EngineTestPeer {
  public:
+  static internal::Wheel& WheelOf(internal::Engine& engine) {
+    return engine.wheel_;
+  }
   // The lowest level of the calling thread's lane, which holds the timers
   // this thread creates; tests walk the levels up from it.
-  static const internal::WheelLevel& LowestLevel(internal::Engine& engine) {
-    internal::Wheel& wheel = engine.wheel_;
+  static const internal::WheelLevel& LowestLevel(internal::Wheel& wheel) {
     return *wheel.lanes_[wheel.HomeOfThisThread()->lane()]->level0;
   }
+  static const internal::WheelLevel& LowestLevel(internal::Engine& engine) {
+    return LowestLevel(engine.wheel_);
+  }
   // Levels created so far, the most of any lane.
-  static int Levels(internal::Engine& engine) {
+  static int Levels(internal::Wheel& wheel) {
     int most = 0;
-    for (const auto& lane : engine.wheel_.lanes_) {
+    for (const auto& lane : wheel.lanes_) {
       int levels = 0;
       for (const internal::WheelLevel* level = lane->level0.get();
            level != nullptr; level = level->overflow()) {
@@ -88,6 +95,7 @@ class EngineTestPeer {
     }
     return most;
   }
+  static int Levels(internal::Engine& engine) { return Levels(engine.wheel_); }
   // Buckets waiting in the delay queue.
   static int64_t QueuedBuckets(internal::Engine& engine) {
     return engine.wheel_.queue().size();

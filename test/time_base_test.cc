@@ -1,0 +1,137 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// time_base_test.cc: tests of TimeBase (lib/time_base.h), the wheel's time:
+// nanoseconds since the origin, read from the clock itself (for SteadyClock,
+// never behind a steady_clock read made before it); durations and clock
+// times to deadlines, rounded up, with the range errors naming the caller;
+// the tick a deadline falls due in; a periodic timer's next deadline.
+
+#include "time_base.h"
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "timingwheel/clock.h"
+
+namespace timingwheel::internal {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kMs = 1'000'000;
+
+class TimeBaseTest : public ::testing::Test {
+ protected:
+  // A clock at 5 s when the TimeBase is made: its origin.
+  static std::shared_ptr<ManualClock> ClockAtFiveSeconds() {
+    auto clock = std::make_shared<ManualClock>();
+    clock->Advance(absl::Seconds(5));
+    return clock;
+  }
+
+  std::shared_ptr<ManualClock> clock_ = ClockAtFiveSeconds();
+  TimeBase time_{clock_, absl::Milliseconds(1)};
+};
+
+TEST_F(TimeBaseTest, NowCountsNanosecondsFromTheClockAtCreation) {
+  EXPECT_EQ(time_.origin(), absl::Seconds(5));
+  EXPECT_FALSE(time_.steady());
+  EXPECT_EQ(time_.NowNs(), 0);
+  clock_->Advance(absl::Milliseconds(3) + absl::Nanoseconds(7));
+  EXPECT_EQ(time_.NowNs(), 3 * kMs + 7);
+  EXPECT_EQ(time_.ToClock(3 * kMs + 7), clock_->Now());
+}
+
+TEST(TimeBaseSteadyTest, SteadyClockNowNeverLagsAnEarlierSteadyClockRead) {
+  TimeBase time(SteadyClock(), absl::Milliseconds(1));
+  EXPECT_TRUE(time.steady());
+  const int64_t origin_ns = absl::ToInt64Nanoseconds(time.origin());
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t before =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    const int64_t now_ns = time.NowNs();
+    const int64_t after =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    ASSERT_GE(now_ns, before - origin_ns);
+    ASSERT_LE(now_ns, after - origin_ns);
+  }
+}
+
+TEST_F(TimeBaseTest, DeadlineAfterRoundsUpToTheNanosecond) {
+  EXPECT_EQ(*time_.DeadlineAfter(100, absl::Nanoseconds(1) / 4, "AfterFunc"),
+            101);
+  EXPECT_EQ(*time_.DeadlineAfter(100, absl::Milliseconds(2), "AfterFunc"),
+            100 + 2 * kMs);
+}
+
+TEST_F(TimeBaseTest, DeadlineAfterANonPositiveDurationIsNow) {
+  EXPECT_EQ(*time_.DeadlineAfter(100, absl::ZeroDuration(), "AfterFunc"), 100);
+  EXPECT_EQ(*time_.DeadlineAfter(100, -absl::Hours(1), "AfterFunc"), 100);
+  EXPECT_EQ(*time_.DeadlineAfter(100, -absl::InfiniteDuration(), "Reset"), 100);
+}
+
+TEST_F(TimeBaseTest, DeadlineAfterOutOfRangeIsInvalidArgumentNamingTheCaller) {
+  for (absl::Duration d :
+       {absl::Hours(24 * 365 * 300), absl::InfiniteDuration()}) {
+    absl::StatusOr<int64_t> deadline = time_.DeadlineAfter(0, d, "AfterFunc");
+    ASSERT_FALSE(deadline.ok()) << d;
+    EXPECT_EQ(deadline.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(deadline.status().message(), HasSubstr("AfterFunc: duration"));
+    EXPECT_THAT(deadline.status().message(), HasSubstr("out of range"));
+  }
+  EXPECT_TRUE(time_.DeadlineAfter(0, absl::Hours(24 * 365 * 100), "x").ok());
+}
+
+TEST_F(TimeBaseTest, DeadlineAtIsThePointItselfRoundedUpOrNowIfPassed) {
+  clock_->Advance(absl::Milliseconds(10));
+  const int64_t now_ns = time_.NowNs();
+  EXPECT_EQ(*time_.DeadlineAt(now_ns,
+                              absl::Seconds(5) + absl::Milliseconds(20) +
+                                  absl::Nanoseconds(1) / 2,
+                              "AtClockTime"),
+            20 * kMs + 1);
+  EXPECT_EQ(*time_.DeadlineAt(now_ns, absl::Seconds(1), "AtClockTime"), now_ns);
+  absl::StatusOr<int64_t> far =
+      time_.DeadlineAt(now_ns, absl::Hours(24 * 365 * 300), "AtClockTime");
+  ASSERT_FALSE(far.ok());
+  EXPECT_THAT(far.status().message(), HasSubstr("AtClockTime: time"));
+}
+
+TEST_F(TimeBaseTest, TickOfIsTheFirstTickBoundaryAtOrAfterTheDeadline) {
+  EXPECT_EQ(time_.TickOf(0), 0);
+  EXPECT_EQ(time_.TickOf(1), 1);
+  EXPECT_EQ(time_.TickOf(kMs), 1);
+  EXPECT_EQ(time_.TickOf(kMs + 1), 2);
+  EXPECT_EQ(time_.TickOf(-1), 0);  // a deadline before the origin is due
+}
+
+TEST_F(TimeBaseTest, NextRunAfterANonPositiveDelayIsTheNextTickBoundary) {
+  EXPECT_EQ(time_.NextRunAfter(2 * kMs + kMs / 2, absl::ZeroDuration()),
+            3 * kMs);
+  EXPECT_EQ(time_.NextRunAfter(3 * kMs, -absl::Seconds(1)), 4 * kMs);
+  EXPECT_EQ(time_.NextRunAfter(3 * kMs, absl::Nanoseconds(1) / 3), 3 * kMs + 1);
+}
+
+TEST_F(TimeBaseTest, NextRunAfterOutOfRangeEndsTheSchedule) {
+  EXPECT_EQ(time_.NextRunAfter(0, absl::InfiniteDuration()), std::nullopt);
+  // The last whole tick of the range has no next tick.
+  const int64_t last_tick_ns = std::numeric_limits<int64_t>::max() / kMs * kMs;
+  EXPECT_EQ(time_.NextRunAfter(last_tick_ns - kMs, absl::ZeroDuration()),
+            last_tick_ns);
+  EXPECT_EQ(time_.NextRunAfter(last_tick_ns, absl::ZeroDuration()),
+            std::nullopt);
+}
+
+}  // namespace
+}  // namespace timingwheel::internal
