@@ -99,8 +99,10 @@ class Wheel {
                    std::vector<DueTimer>* batch) ABSL_NO_THREAD_SAFETY_ANALYSIS;
 
   // Takes the node out of its bucket if it is linked there with generation
-  // `gen` (kAnyGeneration: any). kInTransit is exact only for a caller that
-  // holds the node's lock (only linkers, which hold it, set `where`).
+  // `gen` (kAnyGeneration: any). Otherwise kInTransit when it still names a
+  // bucket, which, for a caller that holds the node's lock and asks for
+  // kAnyGeneration, means a flush detached it (only linkers, which hold that
+  // lock, set `where`; a Stop that unlinks clears it).
   UnlinkResult Unlink(TimerNode* node, uint64_t gen);
 
   // Moves `current` of every level of every lane to `release_tick`.
