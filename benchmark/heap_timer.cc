@@ -176,7 +176,7 @@ void HeapTimer::DispatchLoop() {
         // Sleep at most a day at a time: far deadlines stay representable.
         constexpr int64_t kDayNs = int64_t{86400} * 1000 * 1000 * 1000;
         wake_at_ns_ = std::min(next_ns, now_ns + kDayNs);
-        wake_.WaitUntil(&mu_, *SteadyClock(), absl::Nanoseconds(wake_at_ns_));
+        wake_.WaitFor(&mu_, absl::Nanoseconds(wake_at_ns_ - now_ns));
         wake_at_ns_ = std::numeric_limits<int64_t>::min();
       }
       while (!heap_.empty() && heap_[0].deadline_ns <= now_ns &&

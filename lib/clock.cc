@@ -1,30 +1,78 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// clock.cc: SteadyClock and ManualClock (see include/timingwheel/clock.h).
+// clock.cc: Clock's list of sleepers, SteadyClock and ManualClock (see
+// include/timingwheel/clock.h, and lib/clock_wake_up.h for why no wake-up is
+// lost and none runs after its owner has gone).
 //
-// ManualClock wakes its waiters without a lost wake-up: a waiter registers its
-// (mutex, condition variable) before it re-checks the time, with its mutex
-// held; Advance publishes the new time, then notifies each registered waiter
-// while holding that waiter's mutex, so the notify lands either before the
-// waiter's check (which then sees the new time) or while it waits. Lock order:
-// a waiter's mutex, then `waiters_mu_`; Advance never holds both. A waiter
-// unregisters with its own mutex released and waits until no Advance is still
-// notifying, so Advance never touches a waiter that has gone.
+// Every Clock owns a ClockWakeUpList: the library's sleepers (one per delay
+// queue on the clock) registered as ClockWakeUps. NotifyTimeChanged walks it
+// under the list's lock, so registering, removing and waking are serialized:
+// a list of a few entries, changed only when a wheel is created or destroyed.
 
 #include "timingwheel/clock.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
+#include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
-namespace timingwheel {
-namespace {
+#include "absl/base/thread_annotations.h"
+#include "clock_wake_up.h"
+#include "mutex.h"
 
-// Real-time waits are capped so that converting the deadline to a
-// std::chrono time point can never overflow; the caller simply waits again.
-constexpr absl::Duration kMaxRealWait = absl::Hours(24);
+namespace timingwheel {
+namespace internal {
+
+class ClockWakeUpList {
+ public:
+  ClockWakeUpList() = default;
+  ~ClockWakeUpList() {
+    MutexLock lock(&mu_);
+    assert(wake_ups_.empty() && "a Clock destroyed while a wheel sleeps on it");
+  }
+  ClockWakeUpList(const ClockWakeUpList&) = delete;
+  ClockWakeUpList& operator=(const ClockWakeUpList&) = delete;
+
+  void Add(ClockWakeUp* wake_up) ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    wake_ups_.push_back(wake_up);
+  }
+
+  void Remove(ClockWakeUp* wake_up) ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    wake_ups_.erase(std::find(wake_ups_.begin(), wake_ups_.end(), wake_up));
+  }
+
+  // Lock order: `mu_`, then each wake-up's mutex (in Wake).
+  void WakeAll() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    for (ClockWakeUp* wake_up : wake_ups_) wake_up->Wake();
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<ClockWakeUp*> wake_ups_ ABSL_GUARDED_BY(mu_);
+};
+
+ClockWakeUp::ClockWakeUp(Clock* clock, Mutex* mu, CondVar* cv)
+    : list_(clock->wake_ups_.get()), mu_(mu), cv_(cv) {
+  list_->Add(this);
+}
+
+ClockWakeUp::~ClockWakeUp() { list_->Remove(this); }
+
+void ClockWakeUp::Wake() {
+  MutexLock lock(mu_);
+  cv_->NotifyAll();
+}
+
+}  // namespace internal
+
+namespace {
 
 class SteadyClockImpl : public Clock {
  public:
@@ -36,19 +84,15 @@ class SteadyClockImpl : public Clock {
 
 }  // namespace
 
+Clock::Clock() : wake_ups_(std::make_unique<internal::ClockWakeUpList>()) {}
+
 Clock::~Clock() = default;
 
-void Clock::WaitUntil(absl::Duration deadline,
-                      std::unique_lock<std::mutex>& lock,
-                      std::condition_variable& cv) const {
-  if (deadline == absl::InfiniteDuration()) {
-    cv.wait(lock);
-    return;
-  }
-  const absl::Duration left = deadline - Now();
-  if (left <= absl::ZeroDuration()) return;
-  cv.wait_for(lock, absl::ToChronoNanoseconds(std::min(left, kMaxRealWait)));
+absl::Duration Clock::RealTimeUntil(absl::Duration deadline) const {
+  return deadline - Now();
 }
+
+void Clock::NotifyTimeChanged() { wake_ups_->WakeAll(); }
 
 std::shared_ptr<Clock> SteadyClock() {
   static const auto* clock =
@@ -62,44 +106,22 @@ absl::Duration ManualClock::Now() const {
   return absl::Nanoseconds(now_ns_.load(std::memory_order_acquire));
 }
 
+absl::Duration ManualClock::RealTimeUntil(absl::Duration) const {
+  return absl::InfiniteDuration();
+}
+
 void ManualClock::Advance(absl::Duration d) {
   if (d <= absl::ZeroDuration()) return;
   const int64_t step = absl::ToInt64Nanoseconds(d);  // saturates
-  std::vector<Waiter> waiters;
-  {
-    std::lock_guard<std::mutex> lock(waiters_mu_);
-    const int64_t now = now_ns_.load(std::memory_order_relaxed);
-    const int64_t max = std::numeric_limits<int64_t>::max();
-    now_ns_.store(now > max - step ? max : now + step,
-                  std::memory_order_release);
-    waiters.assign(waiters_.begin(), waiters_.end());
-    ++notifying_;
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  // Release: publishes what this thread wrote before advancing (the CAS
+  // continues the release sequence of concurrent Advances).
+  int64_t now = now_ns_.load(std::memory_order_relaxed);
+  while (!now_ns_.compare_exchange_weak(
+      now, now > max - step ? max : now + step, std::memory_order_release,
+      std::memory_order_relaxed)) {
   }
-  for (const Waiter& waiter : waiters) {
-    std::lock_guard<std::mutex> lock(*waiter.first);
-    waiter.second->notify_all();
-  }
-  std::lock_guard<std::mutex> lock(waiters_mu_);
-  if (--notifying_ == 0) notify_done_.notify_all();
-}
-
-void ManualClock::WaitUntil(absl::Duration deadline,
-                            std::unique_lock<std::mutex>& lock,
-                            std::condition_variable& cv) const {
-  if (Now() >= deadline) return;
-  const Waiter self(lock.mutex(), &cv);
-  {
-    std::lock_guard<std::mutex> guard(waiters_mu_);
-    waiters_.insert(self);
-  }
-  if (Now() < deadline) cv.wait(lock);
-  lock.unlock();
-  {
-    std::unique_lock<std::mutex> guard(waiters_mu_);
-    waiters_.erase(waiters_.find(self));
-    notify_done_.wait(guard, [this] { return notifying_ == 0; });
-  }
-  lock.lock();
+  NotifyTimeChanged();
 }
 
 }  // namespace timingwheel

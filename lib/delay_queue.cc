@@ -18,7 +18,10 @@ bool Later(const DelayQueue::Entry& a, const DelayQueue::Entry& b) {
 
 DelayQueue::DelayQueue(std::shared_ptr<Clock> clock, absl::Duration origin,
                        int64_t tick_ns)
-    : clock_(std::move(clock)), origin_(origin), tick_ns_(tick_ns) {}
+    : clock_(std::move(clock)),
+      origin_(origin),
+      tick_ns_(tick_ns),
+      wake_up_(clock_.get(), &mu_, &cv_) {}
 
 void DelayQueue::Offer(Bucket* bucket, int64_t release_tick) {
   MutexLock lock(&mu_);
@@ -48,7 +51,9 @@ bool DelayQueue::Poll(std::vector<Entry>* out) {
     const absl::Duration deadline =
         heap_.empty() ? absl::InfiniteDuration()
                       : DeadlineOf(heap_.front().release_tick);
-    cv_.WaitUntil(&mu_, *clock_, deadline);
+    // Now() was read under `mu_` (HeadDue) and the wait releases `mu_`
+    // atomically: a NotifyTimeChanged after that read finds us waiting.
+    cv_.WaitFor(&mu_, clock_->RealTimeUntil(deadline));
   }
   return false;
 }

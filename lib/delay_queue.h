@@ -9,19 +9,26 @@
 // This is what makes the wheel sleep through empty ticks: the poller thread
 // blocks in Poll until the head bucket is due by the clock, however far away
 // that is, and nothing else wakes it except an earlier bucket being offered,
-// the clock moving (a ManualClock wakes its waiters) or Close. A bucket is in
-// the queue at most once (it is offered only when its expiration goes from
-// unset to set, and that is cleared only by the flush after Poll released
-// it), so the queue holds at most wheel_size buckets per level: a few hundred
-// entries, and its O(log n) never matters.
+// the clock saying its time changed (ManualClock::Advance does) or Close. A
+// bucket is in the queue at most once (it is offered only when its expiration
+// goes from unset to set, and that is cleared only by the flush after Poll
+// released it), so the queue holds at most wheel_size buckets per level: a
+// few hundred entries, and its O(log n) never matters.
 //
 // Poll hands out every due bucket at once and counts them as outstanding until
 // the advancer calls Done; IsIdle is true when nothing is due and nothing
 // handed out is unfinished, which is how tests know the wheel is quiescent.
 //
-// Thread-safety: thread-safe. `mu_` is a leaf lock (the last in the library's
-// order: node lock, level mutex, delay queue mutex). The poller waits on it
-// through the Clock, so a ManualClock's Advance wakes it.
+// Sleeping on the clock: Poll sleeps on `cv_` for as long as the clock's
+// RealTimeUntil(head's deadline) says (forever on a ManualClock), and the
+// queue registers `wake_up_` with the clock once, when it is built, so that
+// the clock's NotifyTimeChanged wakes the poller. Why no wake-up is lost and
+// none runs after the queue is gone: lib/clock_wake_up.h.
+//
+// Thread-safety: thread-safe. Lock order, outer to inner: node lock, level
+// mutex, delay queue `mu_`; and the clock's wake-up list lock, then `mu_`
+// (NotifyTimeChanged). `mu_` is never held while the list lock is taken: the
+// queue registers and unregisters in its constructor and destructor.
 
 #ifndef TIMINGWHEEL_LIB_DELAY_QUEUE_H_
 #define TIMINGWHEEL_LIB_DELAY_QUEUE_H_
@@ -32,6 +39,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "clock_wake_up.h"
 #include "mutex.h"
 #include "timingwheel/clock.h"
 
@@ -48,6 +56,8 @@ class DelayQueue {
 
   // A bucket with release tick `r` is due once
   // `clock->Now() >= origin + r * tick_ns`.
+  // Registers with `clock`, to be woken when its time changes, until
+  // destroyed.
   DelayQueue(std::shared_ptr<Clock> clock, absl::Duration origin,
              int64_t tick_ns);
 
@@ -85,6 +95,8 @@ class DelayQueue {
   std::vector<Entry> heap_ ABSL_GUARDED_BY(mu_);  // min-heap on release_tick
   int64_t outstanding_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  // Last: registered once `mu_` and `cv_` exist, unregistered before they go.
+  ClockWakeUp wake_up_;
 };
 
 }  // namespace timingwheel::internal

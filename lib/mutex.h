@@ -13,7 +13,7 @@
 //
 //   Mutex      a std::mutex; for anything that may wait.
 //   MutexLock  the scoped guard for it.
-//   CondVar    waits on a Mutex, in real time or on a Clock.
+//   CondVar    waits on a Mutex, for a notify or a real-time timeout.
 //   SpinLock   a one-word lock for per-timer state, a level, or a worker's
 //              stash, held for a few instructions only; never held while
 //              waiting for anything but a Mutex.
@@ -21,6 +21,7 @@
 #ifndef TIMINGWHEEL_LIB_MUTEX_H_
 #define TIMINGWHEEL_LIB_MUTEX_H_
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -28,7 +29,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
-#include "timingwheel/clock.h"
 
 namespace timingwheel::internal {
 
@@ -68,11 +68,20 @@ class CondVar {
     lock.release();
   }
 
-  // Waits until `clock.Now() >= deadline`, a notify, or spuriously.
-  void WaitUntil(Mutex* mu, const Clock& clock, absl::Duration deadline)
+  // Waits for a notify, `timeout`, or spuriously; returns at once if
+  // `timeout <= 0`, waits for a notify only if it is infinite. A wait longer
+  // than a day ends early (a spurious return), so that the deadline is always
+  // representable as a std::chrono time point.
+  void WaitFor(Mutex* mu, absl::Duration timeout)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (timeout <= absl::ZeroDuration()) return;
     std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
-    clock.WaitUntil(deadline, lock, cv_);
+    if (timeout == absl::InfiniteDuration()) {
+      cv_.wait(lock);
+    } else {
+      cv_.wait_for(
+          lock, absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24))));
+    }
     lock.release();
   }
 

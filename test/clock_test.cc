@@ -1,36 +1,44 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// clock_test.cc: tests of include/timingwheel/clock.h. ManualClock: starts at
-// zero, Advance adds, a zero or negative Advance is ignored, an infinite or
-// overflowing one saturates at the largest representable time; WaitUntil
-// returns at once when the deadline has passed and holds the lock on return;
-// Advance wakes a waiter, with no lost wake-up when registering and advancing
-// race (1000 rounds). SteadyClock: one shared, monotonic instance. The
-// default Clock::WaitUntil of a custom real-time clock returns once a short
-// deadline has passed (the only real-clock tests here, named *RealClock).
+// clock_test.cc: tests of include/timingwheel/clock.h and of how the library
+// sleeps on a clock (lib/clock_wake_up.h). ManualClock: starts at zero,
+// Advance adds, a zero or negative Advance is ignored, an infinite or
+// overflowing one saturates at the largest representable time; a waiter whose
+// deadline has passed returns at once; Advance wakes a waiter, every waiter,
+// and a waiter with no deadline, with no lost wake-up when the waiter's check
+// and Advance race (1000 rounds). SteadyClock: one shared, monotonic instance.
+// The default Clock::RealTimeUntil is the deadline minus now, and a waiter on a
+// custom real-time clock returns once a short deadline has passed or when
+// notified (the only real-clock tests here, named *RealClock).
 //
+// A waiter here sleeps the way the delay queue's poller does (Waiter below).
 // Every wait in a test is bounded, so a lost wake-up fails instead of hanging.
 
 #include "timingwheel/clock.h"
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <future>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "clock_wake_up.h"
 #include "gtest/gtest.h"
+#include "mutex.h"
 
 namespace timingwheel {
 namespace {
+
+using internal::ClockWakeUp;
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
 
 constexpr auto kTimeout = std::chrono::seconds(10);
 
@@ -95,29 +103,21 @@ TEST(ManualClockTest, OverflowingAdvanceSaturates) {
   EXPECT_EQ(huge.Now(), kMax);
 }
 
-TEST(ManualClockTest, WaitUntilPassedDeadlineReturnsAtOnceHoldingTheLock) {
-  ManualClock clock;
-  clock.Advance(absl::Seconds(2));
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
-  for (absl::Duration deadline :
-       {-absl::InfiniteDuration(), absl::ZeroDuration(), absl::Seconds(1),
-        absl::Seconds(2)}) {
-    clock.WaitUntil(deadline, lock, cv);  // would hang if it waited
-    EXPECT_TRUE(lock.owns_lock());
-  }
-}
-
 // Waits on `clock` until `deadline` in another thread, the way the delay queue
-// does: re-check in a loop. `Done()` says whether it returned.
+// does: registered with the clock once, up front, then under its mutex
+// "while Now() < deadline, sleep RealTimeUntil(deadline)". `WaitDone()` says
+// whether it returned.
 class Waiter {
  public:
-  Waiter(const Clock* clock, absl::Duration deadline)
-      : done_future_(done_.get_future()), thread_([this, clock, deadline] {
-          std::unique_lock<std::mutex> lock(mu_);
+  Waiter(Clock* clock, absl::Duration deadline)
+      : wake_up_(clock, &mu_, &cv_),
+        done_future_(done_.get_future()),
+        thread_([this, clock, deadline] {
+          MutexLock lock(&mu_);
           started_.store(true);
-          while (clock->Now() < deadline) clock->WaitUntil(deadline, lock, cv_);
+          while (clock->Now() < deadline) {
+            cv_.WaitFor(&mu_, clock->RealTimeUntil(deadline));
+          }
           done_.set_value();
         }) {}
   ~Waiter() { thread_.join(); }
@@ -128,13 +128,37 @@ class Waiter {
   bool started() const { return started_.load(); }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
+  ClockWakeUp wake_up_;
   std::atomic<bool> started_{false};
   std::promise<void> done_;
   std::future<void> done_future_;
   std::thread thread_;
 };
+
+TEST(ManualClockTest, WaiterWithPassedDeadlineReturnsAtOnce) {
+  ManualClock clock;
+  clock.Advance(absl::Seconds(2));
+  for (absl::Duration deadline :
+       {-absl::InfiniteDuration(), absl::ZeroDuration(), absl::Seconds(1),
+        absl::Seconds(2)}) {
+    Waiter waiter(&clock, deadline);  // would hang if it waited
+    EXPECT_TRUE(waiter.WaitDone(kTimeout)) << deadline;
+  }
+}
+
+TEST(ManualClockTest, RealTimeUntilIsInfinite) {
+  // Time does not pass by itself: a waiter sleeps until Advance wakes it.
+  ManualClock clock;
+  clock.Advance(absl::Seconds(2));
+  for (absl::Duration deadline :
+       {-absl::InfiniteDuration(), absl::ZeroDuration(), absl::Seconds(3),
+        absl::InfiniteDuration()}) {
+    EXPECT_EQ(clock.RealTimeUntil(deadline), absl::InfiniteDuration())
+        << deadline;
+  }
+}
 
 TEST(ManualClockTest, AdvanceWakesAWaiter) {
   ManualClock clock;
@@ -152,21 +176,21 @@ TEST(ManualClockTest, AdvanceWakesAWaiter) {
 TEST(ManualClockTest, AdvanceWakesAnInfiniteWaiterToReCheck) {
   // deadline == InfiniteDuration waits for a notify only; Advance notifies.
   ManualClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
+  ClockWakeUp wake_up(&clock, &mu, &cv);
   std::atomic<bool> in_wait{false};
   std::promise<void> returned;
   std::future<void> returned_future = returned.get_future();
   std::thread thread([&] {
-    std::unique_lock<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     in_wait.store(true);
-    clock.WaitUntil(absl::InfiniteDuration(), lock, cv);
-    EXPECT_TRUE(lock.owns_lock());
+    cv.WaitFor(&mu, clock.RealTimeUntil(absl::InfiniteDuration()));
     returned.set_value();
   });
   while (!in_wait.load()) std::this_thread::yield();
   // Until it returns, keep advancing: a wake-up that lands before the thread
-  // registered is not lost on a later one.
+  // waits is not lost on a later one.
   bool done = false;
   for (int i = 0; i < 1000 && !done; ++i) {
     clock.Advance(absl::Nanoseconds(1));
@@ -175,8 +199,8 @@ TEST(ManualClockTest, AdvanceWakesAnInfiniteWaiterToReCheck) {
   }
   EXPECT_TRUE(done);
   if (!done) {
-    std::lock_guard<std::mutex> lock(mu);
-    cv.notify_all();
+    MutexLock lock(&mu);
+    cv.NotifyAll();
   }
   thread.join();
 }
@@ -198,14 +222,15 @@ TEST(ManualClockTest, AdvanceWakesEveryWaiter) {
   }
 }
 
-TEST(ManualClockTest, NoLostWakeUpWhenRegisterAndAdvanceRace) {
+TEST(ManualClockTest, NoLostWakeUpWhenCheckAndAdvanceRace) {
   // The waiter starts waiting for round i exactly when the advancer is told to
-  // advance to it, so registration and Advance race every round. A lost
+  // advance to it, so its check of Now() and Advance race every round. A lost
   // wake-up leaves the waiter blocked with nobody left to wake it.
   constexpr int kRounds = 1000;
   ManualClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
+  ClockWakeUp wake_up(&clock, &mu, &cv);
   std::atomic<int> round{0};  // the round the waiter is waiting for
   std::atomic<bool> give_up{false};
   std::promise<void> finished;
@@ -214,10 +239,10 @@ TEST(ManualClockTest, NoLostWakeUpWhenRegisterAndAdvanceRace) {
   std::thread waiter([&] {
     for (int i = 1; i <= kRounds && !give_up.load(); ++i) {
       const absl::Duration deadline = absl::Nanoseconds(i);
-      std::unique_lock<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       round.store(i);
       while (clock.Now() < deadline && !give_up.load()) {
-        clock.WaitUntil(deadline, lock, cv);
+        cv.WaitFor(&mu, clock.RealTimeUntil(deadline));
       }
     }
     finished.set_value();
@@ -283,7 +308,7 @@ TEST(SteadyClockTest, AdvancesWithRealClock) {
   EXPECT_LT(elapsed, absl::Seconds(10));
 }
 
-// A clock that follows real time and keeps the default WaitUntil.
+// A clock that follows real time and keeps the default RealTimeUntil.
 class RealTimeClock : public Clock {
  public:
   absl::Duration Now() const override {
@@ -291,54 +316,73 @@ class RealTimeClock : public Clock {
   }
 };
 
-TEST(ClockTest, DefaultWaitUntilReturnsAfterShortDeadlineRealClock) {
+// A clock that stands still at a time the test sets (without notifying).
+class FixedClock : public Clock {
+ public:
+  explicit FixedClock(absl::Duration now) : now_(now) {}
+  absl::Duration Now() const override { return now_; }
+
+ private:
+  const absl::Duration now_;
+};
+
+TEST(ClockTest, DefaultRealTimeUntilIsDeadlineMinusNow) {
+  FixedClock clock(absl::Seconds(5));
+  EXPECT_EQ(clock.RealTimeUntil(absl::Seconds(7)), absl::Seconds(2));
+  EXPECT_EQ(clock.RealTimeUntil(absl::Seconds(5)), absl::ZeroDuration());
+  EXPECT_EQ(clock.RealTimeUntil(absl::Seconds(3)), absl::Seconds(-2));
+  EXPECT_EQ(clock.RealTimeUntil(absl::InfiniteDuration()),
+            absl::InfiniteDuration());
+  EXPECT_LE(clock.RealTimeUntil(-absl::InfiniteDuration()),
+            absl::ZeroDuration());
+}
+
+TEST(ClockTest, DefaultRealTimeUntilSleepsUntilAShortDeadlineRealClock) {
   RealTimeClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
   const absl::Duration start = clock.Now();
   const absl::Duration deadline = start + absl::Milliseconds(50);
   int calls = 0;
   while (clock.Now() < deadline && calls < 1000) {
-    clock.WaitUntil(deadline, lock, cv);
-    EXPECT_TRUE(lock.owns_lock());
+    cv.WaitFor(&mu, clock.RealTimeUntil(deadline));
     ++calls;
   }
   const absl::Duration elapsed = clock.Now() - start;
   EXPECT_GE(elapsed, absl::Milliseconds(50));
   EXPECT_LT(elapsed, absl::Seconds(5));
-  EXPECT_LT(calls, 1000) << "WaitUntil returned without waiting";
+  EXPECT_LT(calls, 1000) << "the wait returned without waiting";
 }
 
-TEST(ClockTest, DefaultWaitUntilPassedDeadlineReturnsAtOnceRealClock) {
+TEST(ClockTest, DefaultRealTimeUntilPassedDeadlineReturnsAtOnceRealClock) {
   RealTimeClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
   const absl::Time start = absl::Now();
-  clock.WaitUntil(clock.Now() - absl::Seconds(1), lock, cv);
-  clock.WaitUntil(-absl::InfiniteDuration(), lock, cv);
-  EXPECT_TRUE(lock.owns_lock());
+  cv.WaitFor(&mu, clock.RealTimeUntil(clock.Now() - absl::Seconds(1)));
+  cv.WaitFor(&mu, clock.RealTimeUntil(-absl::InfiniteDuration()));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 }
 
-TEST(ClockTest, DefaultWaitUntilWakesOnNotifyRealClock) {
+TEST(ClockTest, DefaultRealTimeUntilWakesOnNotifyRealClock) {
   // A far deadline (an hour) still returns promptly when notified.
   RealTimeClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   bool flag = false;
   std::thread notifier([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     flag = true;
-    cv.notify_all();
+    cv.NotifyAll();
   });
   const absl::Time start = absl::Now();
   {
-    std::unique_lock<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     const absl::Duration deadline = clock.Now() + absl::Hours(1);
-    while (!flag) clock.WaitUntil(deadline, lock, cv);
+    while (!flag) cv.WaitFor(&mu, clock.RealTimeUntil(deadline));
   }
   notifier.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
