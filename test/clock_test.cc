@@ -10,7 +10,11 @@
 // and Advance race (1000 rounds). SteadyClock: one shared, monotonic instance.
 // The default Clock::RealTimeUntil is the deadline minus now, and a waiter on a
 // custom real-time clock returns once a short deadline has passed or when
-// notified (the only real-clock tests here, named *RealClock).
+// notified (the only real-clock tests here, named *RealClock). Clocks written
+// by a user against the public API only: NotifyTimeChanged wakes a waiter, a
+// real-speed clock that jumps wakes a waiter an hour away, and a simulated
+// clock drives a TimingWheel without sleeping. A wake-up removed from its
+// clock is never called again, also while the clock keeps moving.
 //
 // A waiter here sleeps the way the delay queue's poller does (Waiter below).
 // Every wait in a test is bounded, so a lost wake-up fails instead of hanging.
@@ -24,6 +28,7 @@
 #include <limits>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -31,6 +36,7 @@
 #include "clock_wake_up.h"
 #include "gtest/gtest.h"
 #include "mutex.h"
+#include "timingwheel/timingwheel.h"
 
 namespace timingwheel {
 namespace {
@@ -386,6 +392,119 @@ TEST(ClockTest, DefaultRealTimeUntilWakesOnNotifyRealClock) {
   }
   notifier.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+// A clock a user might write, with the public API only: simulated time that
+// moves when the test sets it. It stores the new time, then notifies.
+class SimulatedClock : public Clock {
+ public:
+  absl::Duration Now() const override {
+    return absl::Nanoseconds(now_ns_.load(std::memory_order_acquire));
+  }
+  absl::Duration RealTimeUntil(absl::Duration) const override {
+    return absl::InfiniteDuration();  // only Set moves it
+  }
+  // Precondition: `t >= Now()`.
+  void Set(absl::Duration t) {
+    now_ns_.store(absl::ToInt64Nanoseconds(t), std::memory_order_release);
+    NotifyTimeChanged();
+  }
+
+ private:
+  std::atomic<int64_t> now_ns_{0};
+};
+
+// Another: real time plus jumps (a debugger's "skip ahead"). It keeps the
+// default RealTimeUntil and notifies after each jump.
+class JumpingClock : public Clock {
+ public:
+  absl::Duration Now() const override {
+    return absl::Now() - absl::UnixEpoch() +
+           absl::Nanoseconds(offset_ns_.load(std::memory_order_acquire));
+  }
+  void Jump(absl::Duration d) {
+    offset_ns_.fetch_add(absl::ToInt64Nanoseconds(d),
+                         std::memory_order_release);
+    NotifyTimeChanged();
+  }
+
+ private:
+  std::atomic<int64_t> offset_ns_{0};
+};
+
+TEST(CustomClockTest, NotifyTimeChangedWakesAWaiter) {
+  SimulatedClock clock;
+  Waiter waiter(&clock, absl::Seconds(10));
+  while (!waiter.started()) std::this_thread::yield();
+  clock.Set(absl::Seconds(9));
+  EXPECT_FALSE(waiter.WaitDone(std::chrono::milliseconds(50)));
+  clock.Set(absl::Seconds(10));
+  const bool woke = waiter.WaitDone(kTimeout);
+  EXPECT_TRUE(woke) << "NotifyTimeChanged did not wake the waiter";
+  if (!woke) clock.Set(absl::Seconds(10));
+}
+
+TEST(CustomClockTest, JumpWakesAWaiterAnHourAwayRealClock) {
+  JumpingClock clock;
+  Waiter waiter(&clock, clock.Now() + absl::Hours(1));
+  while (!waiter.started()) std::this_thread::yield();
+  const absl::Time start = absl::Now();
+  clock.Jump(absl::Hours(1));
+  const bool woke = waiter.WaitDone(kTimeout);
+  EXPECT_TRUE(woke) << "the jump did not wake the waiter";
+  if (!woke) clock.Jump(absl::Hours(1));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST(CustomClockTest, SimulatedClockDrivesATimingWheelWithoutSleeping) {
+  auto clock = std::make_shared<SimulatedClock>();
+  Options options;
+  options.clock = clock;
+  options.workers = 1;
+  std::unique_ptr<TimingWheel> wheel =
+      TimingWheel::Create(std::move(options)).value();
+  std::atomic<int> runs{0};
+  std::atomic<int64_t> ran_at_ns{-1};
+  ASSERT_TRUE(wheel
+                  ->AfterFunc(absl::Seconds(5),
+                              [&] {
+                                ran_at_ns.store(
+                                    absl::ToInt64Nanoseconds(clock->Now()));
+                                runs.fetch_add(1);
+                              })
+                  .ok());
+  clock->Set(absl::Seconds(5) - absl::Nanoseconds(1));
+  wheel->WaitIdle();
+  EXPECT_EQ(runs.load(), 0) << "ran before its deadline";
+  clock->Set(absl::Seconds(5));
+  wheel->WaitIdle();
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(ran_at_ns.load(), absl::ToInt64Nanoseconds(absl::Seconds(5)));
+}
+
+TEST(ClockWakeUpTest, RemovedWakeUpIsNeverCalledAgain) {
+  // Wake-ups come and go while the clock keeps moving; each one's mutex and
+  // condition variable die with it, so a call after removal is a
+  // use-after-free (AddressSanitizer) or a race (ThreadSanitizer). Sixteen
+  // live at a time keep each NotifyTimeChanged busy for a while.
+  struct Sleeper {
+    explicit Sleeper(Clock* clock) : wake_up(clock, &mu, &cv) {}
+    Mutex mu;
+    CondVar cv;
+    ClockWakeUp wake_up;
+  };
+  ManualClock clock;
+  std::vector<std::unique_ptr<Sleeper>> sleepers(16);
+  std::atomic<bool> stop{false};
+  std::thread advancer([&] {
+    while (!stop.load()) clock.Advance(absl::Nanoseconds(1));
+  });
+  for (int i = 0; i < 5000; ++i) {
+    sleepers[i % sleepers.size()] = std::make_unique<Sleeper>(&clock);
+  }
+  sleepers.clear();
+  stop.store(true);
+  advancer.join();
 }
 
 }  // namespace

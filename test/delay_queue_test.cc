@@ -8,16 +8,21 @@
 // order, and leaves the rest; an Offer that becomes the head wakes a waiting
 // Poll; ManualClock::Advance wakes Poll; Close wakes Poll and makes it (and
 // every later Poll) return false; IsIdle counts what Poll handed out until
-// Done.
+// Done. On a clock of a user's own (real speed plus jumps, public API only), a
+// jump wakes a Poll sleeping an hour. A queue registers with its clock and
+// leaves it when destroyed, also while other threads keep advancing the clock
+// and other queues come and go (run these under ASan and TSan).
 //
-// Time is a ManualClock, except in two *RealClock tests that check a Poll
-// sleeping an hour on the real clock is woken by Close or a due Offer. Poll
+// Time is a ManualClock, except in the *RealClock tests that check a Poll
+// sleeping an hour on the real clock is woken by Close, a due Offer or a
+// jump of the clock. Poll
 // runs in its own thread and every wait for it is bounded, so a missed wake-up
 // fails the test instead of hanging it. The buckets are plain Bucket objects of
 // no level: the queue only keeps their addresses.
 
 #include "delay_queue.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <future>
@@ -27,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bucket.h"
 #include "gmock/gmock.h"
@@ -394,6 +400,103 @@ TEST(DelayQueueSteadyClockTest, DueOfferWakesPollWaitingAnHourAwayRealClock) {
               ElementsAre(std::pair<int64_t, Bucket*>(0, &now)));
   EXPECT_LT(clock->Now() - start, absl::Seconds(5));
   EXPECT_EQ(queue.size(), 1);
+  queue.Done(1);
+}
+
+// A clock a user might write with the public API only: real time plus jumps
+// (a debugger's "skip ahead"). It keeps the default RealTimeUntil, so a
+// sleeper sleeps in real time, and notifies after each jump.
+class JumpingClock : public Clock {
+ public:
+  absl::Duration Now() const override {
+    return absl::Now() - absl::UnixEpoch() +
+           absl::Nanoseconds(offset_ns_.load(std::memory_order_acquire));
+  }
+  void Jump(absl::Duration d) {
+    offset_ns_.fetch_add(absl::ToInt64Nanoseconds(d),
+                         std::memory_order_release);
+    NotifyTimeChanged();
+  }
+
+ private:
+  std::atomic<int64_t> offset_ns_{0};
+};
+
+TEST(DelayQueueCustomClockTest, JumpWakesPollWaitingAnHourAwayRealClock) {
+  auto clock = std::make_shared<JumpingClock>();
+  DelayQueue queue(clock, clock->Now(), kMs);
+  Bucket far(nullptr);
+  Bucket farther(nullptr);
+  queue.Offer(&far, 3600 * 1000);
+  queue.Offer(&farther, 2 * 3600 * 1000);
+  AsyncPoll poll(&queue);
+  EXPECT_FALSE(poll.ReturnsWithin(kStillBlocked));
+  const absl::Time start = absl::Now();
+  clock->Jump(absl::Hours(1));
+  AsyncPoll::Result result = poll.Get();
+  EXPECT_TRUE(result.ok);
+  EXPECT_THAT(Pairs(result.entries),
+              ElementsAre(std::pair<int64_t, Bucket*>(3600 * 1000, &far)));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  queue.Done(1);
+}
+
+// Builds a queue on `clock` with one bucket far away and a Poll sleeping on
+// it, then closes and destroys it, `rounds` times.
+void MakePollAndDestroyQueues(const std::shared_ptr<ManualClock>& clock,
+                              int rounds) {
+  Bucket far(nullptr);
+  for (int i = 0; i < rounds; ++i) {
+    auto queue =
+        std::make_unique<DelayQueue>(clock, clock->Now() + absl::Hours(1), kMs);
+    queue->Offer(&far, 0);
+    {
+      AsyncPoll poll(queue.get());
+      if (i % 2 == 0) std::this_thread::yield();  // sometimes let it sleep
+      queue->Close();
+      EXPECT_FALSE(poll.Get().ok);
+    }
+    queue.reset();  // while the clock keeps moving
+  }
+}
+
+TEST(DelayQueueLifetimeTest,
+     DestroyedWhileAnotherThreadKeepsAdvancingTheClock) {
+  // A wake-up that outlived its queue would lock a destroyed mutex: a
+  // use-after-free under ASan, a race under TSan.
+  auto clock = std::make_shared<ManualClock>();
+  std::atomic<bool> stop{false};
+  std::thread advancer([&] {
+    while (!stop.load()) clock->Advance(absl::Nanoseconds(1));
+  });
+  MakePollAndDestroyQueues(clock, 300);
+  stop.store(true);
+  advancer.join();
+}
+
+TEST(DelayQueueLifetimeTest, AdvanceRacesManyQueuesComingAndGoing) {
+  // Queues register and unregister on one clock from several threads while
+  // it advances; afterwards a new queue on it is still woken by Advance.
+  auto clock = std::make_shared<ManualClock>();
+  std::atomic<bool> stop{false};
+  std::thread advancer([&] {
+    while (!stop.load()) clock->Advance(absl::Nanoseconds(1));
+  });
+  std::vector<std::thread> builders;
+  for (int t = 0; t < 3; ++t) {
+    builders.emplace_back([&clock] { MakePollAndDestroyQueues(clock, 100); });
+  }
+  for (std::thread& builder : builders) builder.join();
+  stop.store(true);
+  advancer.join();
+
+  DelayQueue queue(clock, clock->Now(), kMs);
+  Bucket bucket(nullptr);
+  queue.Offer(&bucket, 5);
+  AsyncPoll poll(&queue);
+  EXPECT_FALSE(poll.ReturnsWithin(kStillBlocked));
+  clock->Advance(absl::Milliseconds(5));
+  EXPECT_THAT(Expirations(poll.Get().entries), ElementsAre(5));
   queue.Done(1);
 }
 
