@@ -11,17 +11,24 @@
 // a smoke test in CI as well as a benchmark. With --plot it also draws the
 // lateness distribution as an SVG image (lateness_plot.h).
 //
-// How lateness is measured: a timer's deadline is SteadyClock()->Now() taken
-// just before AfterFunc, plus its delay. The wheel reads the same clock inside
-// AfterFunc, a little later, so its own deadline is never earlier than ours:
-// a negative lateness here is a genuine early fire, and the lateness shown
-// over-states the true one by at most the time it takes to enter AfterFunc.
+// How lateness is measured, as BM_Fire (benchmark/timingwheel_benchmark.cc)
+// measures it: the delays are drawn before scheduling starts; a timer's
+// deadline is SteadyClock()->Now() taken just before its AfterFunc, plus its
+// delay; its callback reads the same clock as its first statement, and the
+// lateness is that reading minus the deadline. The wheel reads the clock
+// inside AfterFunc, a little later, so its own deadline is never earlier than
+// ours: a negative lateness here is a genuine early fire, and the lateness
+// shown over-states the true one by at most the time it takes to enter
+// AfterFunc.
 //
-// The callbacks record into arrays preallocated and indexed by timer id, with
-// no lock on the hot path: a callback captures only its id and a pointer (it
-// fits AnyInvocable's inline storage), bumps the timer's atomic fire count
-// and, on the first fire only, stores its start time. The arrays are read
-// after Shutdown(), which joins the workers.
+// The callbacks measure the wheel, not this tool: a callback captures only
+// its id and a pointer (it fits AnyInvocable's inline storage), reads the
+// clock and appends (id, time) to its own thread's records, preallocated in
+// chunks that no other thread writes; it shares no counter and no per-timer
+// flag with other workers. Whether every timer fired exactly once and never
+// early is decided after Shutdown(), which joins the workers, by merging the
+// threads' records. The main thread polls each thread's fire count and
+// TimingWheel::Pending() every 10 ms to know when all have fired.
 
 #include <unistd.h>
 
@@ -43,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
@@ -57,6 +65,7 @@
 #include "absl/time/time.h"
 #include "cli_report.h"
 #include "lateness_plot.h"
+#include "mutex.h"
 #include "parse_flags.h"
 #include "proc_status.h"
 #include "timingwheel/clock.h"
@@ -104,6 +113,13 @@ rate, the due and fire rates (below), lateness percentiles (callback start -
 deadline), early / lost / doubled timers and the peak RSS. A progress bar goes
 to stderr when it is a terminal (or with --progress).
 
+Lateness is measured as the benchmark's BM_Fire measures it: the deadline is
+the steady clock read just before AfterFunc plus the delay (drawn before
+scheduling starts), the callback start is the same clock read as the
+callback's first statement. Each callback only appends (timer, time) to its own
+thread's preallocated records; whether every timer fired exactly once and
+never early is checked after the run, from all threads' records.
+
 The due rate is the timers over the span of their deadlines (about --timers
 over --window, or the scheduling rate if that is lower), the fire rate the
 timers over the span of their first fires. While the wheel keeps up the two
@@ -132,12 +148,15 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
 constexpr absl::Duration kRedrawInterval = absl::Milliseconds(100);
 // A scheduling thread publishes its progress every this many timers.
 constexpr int64_t kProgressBatch = 1024;
-// Memory per timer: this tool's records (FireLog: deadline, first fire and
-// fire count, then a lateness sample), and the wheel's (a pooled node of 112
-// bytes and its entry in a bucket's array; the README's Performance section
-// measures 121-123 bytes of RSS per pending timer).
-constexpr int64_t kToolBytesPerTimer =
-    2 * sizeof(int64_t) + sizeof(std::atomic<uint8_t>) + sizeof(int64_t);
+// What the threads running callbacks write is kept this far apart.
+constexpr size_t kCacheLine = 64;
+// Memory per timer: this tool's records (FireLog: the deadline and one
+// (id, time) fire record; after the run a fire count, the first fire and a
+// lateness sample), and the wheel's (a pooled node of 112 bytes and its entry
+// in a bucket's array; the README's Performance section measures 121-123
+// bytes of RSS per pending timer).
+constexpr int64_t kToolBytesPerTimer = sizeof(int64_t) + 2 * sizeof(int64_t) +
+                                       sizeof(uint8_t) + 2 * sizeof(int64_t);
 constexpr int64_t kWheelBytesPerTimer = 128;
 constexpr int64_t kBytesPerTimer = kToolBytesPerTimer + kWheelBytesPerTimer;
 
@@ -227,15 +246,33 @@ Options WheelOptions(const RunOptions& o, std::shared_ptr<Clock> clock) {
 }
 
 // ---------------------------------------------------------------------------
-// What fired when, recorded without locks.
+// What fired when, recorded per thread.
+
+// One callback run: which timer, and when its callback started.
+struct Fire {
+  int64_t id;
+  int64_t ns;
+};
+
+// Fires are written to chunks of this many; a chunk is cache-line aligned and
+// belongs to one thread at a time, so no two threads write the same line.
+constexpr int64_t kChunkFires = 4096;
+struct alignas(kCacheLine) FireChunk {
+  Fire fires[kChunkFires];
+};
 
 class FireLog {
  public:
-  FireLog(int64_t timers, const Clock* clock)
-      : clock_(clock),
-        deadline_ns_(timers, kUnscheduled),
-        fire_ns_(timers, 0),
-        fire_count_(timers) {}
+  // Preallocates (and touches) the chunks for `timers` fires on up to
+  // `threads` threads running callbacks; more threads or more fires (a
+  // doubled timer) take more chunks as they go.
+  FireLog(int64_t timers, int threads, const Clock* clock);
+
+  // Before scheduling: timer `id`'s delay. Held in the deadline's place until
+  // ScheduleShard reads it, so that the delays cost no memory of their own
+  // and no time while AfterFunc is timed.
+  void SetDelay(int64_t id, int64_t delay_ns) { deadline_ns_[id] = delay_ns; }
+  int64_t Delay(int64_t id) const { return deadline_ns_[id]; }
 
   // Scheduling thread, before AfterFunc (which publishes it to the callback),
   // or after AfterFunc failed (then no callback will read it).
@@ -243,31 +280,112 @@ class FireLog {
     deadline_ns_[id] = deadline_ns;
   }
 
-  // The callback of timer `id`, on a worker thread. The count wraps after 255
-  // fires, which still shows up as lost or doubled.
+  // The callback of timer `id`, on a worker thread: reads the clock first,
+  // then appends (id, time) to this thread's own records. No lock and no
+  // read-modify-write of memory another thread writes, except once per
+  // kChunkFires fires (Refill) and on a thread's first fire (Register).
   void Record(int64_t id) {
     const int64_t now_ns = NowNs(*clock_);
-    if (fire_count_[id].fetch_add(1, std::memory_order_relaxed) == 0) {
-      fire_ns_[id] = now_ns;
-      fired_.fetch_add(1, std::memory_order_relaxed);
-    }
+    Recorder& r = ThisThreadsRecorder();
+    if (r.next == r.end) Refill(r);
+    *r.next++ = Fire{id, now_ns};
+    r.fires.store(r.fires.load(std::memory_order_relaxed) + 1,
+                  std::memory_order_relaxed);
   }
 
-  // Distinct timers fired so far; any thread.
-  int64_t fired() const { return fired_.load(std::memory_order_relaxed); }
+  // Callbacks run so far (a doubled timer counts twice); any thread. Reads
+  // each thread's own counter.
+  int64_t Fires() const;
 
-  // Fills the firing, lateness and correctness fields of `r`, and returns the
-  // lateness samples they summarize, sorted ascending. Only once no callback
-  // can run any more (after Shutdown).
+  // Fills the firing, lateness and correctness fields of `r` from every
+  // thread's records, and returns the lateness samples they summarize, sorted
+  // ascending. Only once no callback can run any more (after Shutdown, which
+  // joins the threads that ran them).
   std::vector<int64_t> Summarize(RunResults& r) const;
 
  private:
+  // One thread's records, on cache lines of its own. `chunks`, `next` and
+  // `end` are touched by the owning thread only, and read by Summarize after
+  // that thread was joined; `fires` is stored by the owner and loaded by
+  // Fires().
+  struct alignas(kCacheLine) Recorder {
+    std::vector<std::unique_ptr<FireChunk>> chunks;  // The last is filling.
+    Fire* next = nullptr;
+    Fire* end = nullptr;
+    std::atomic<int64_t> fires{0};
+  };
+
+  Recorder& ThisThreadsRecorder() {
+    // Per thread, tagged with the log it belongs to (one per process here,
+    // but a pointer alone could outlive its log).
+    thread_local uint64_t owner = 0;
+    thread_local Recorder* mine = nullptr;
+    if (owner != id_) {
+      mine = Register();
+      owner = id_;
+    }
+    return *mine;
+  }
+
+  Recorder* Register();
+  void Refill(Recorder& r);
+
   const Clock* const clock_;
+  const uint64_t id_;  // Never 0.
   std::vector<int64_t> deadline_ns_;
-  std::vector<int64_t> fire_ns_;  // First fire only.
-  std::vector<std::atomic<uint8_t>> fire_count_;
-  std::atomic<int64_t> fired_{0};
+  mutable internal::Mutex mu_;
+  std::vector<std::unique_ptr<Recorder>> recorders_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<FireChunk>> spare_ ABSL_GUARDED_BY(mu_);
 };
+
+uint64_t NextLogId() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+FireLog::FireLog(int64_t timers, int threads, const Clock* clock)
+    : clock_(clock), id_(NextLogId()), deadline_ns_(timers, kUnscheduled) {
+  // Each thread leaves at most one chunk part-filled.
+  const int64_t chunks = (timers + kChunkFires - 1) / kChunkFires + threads;
+  internal::MutexLock lock(&mu_);
+  spare_.reserve(chunks);
+  // Value-initialized: zeroed, so its pages are in memory before the run.
+  for (int64_t i = 0; i < chunks; ++i) {
+    spare_.push_back(std::make_unique<FireChunk>());
+  }
+}
+
+FireLog::Recorder* FireLog::Register() {
+  auto r = std::make_unique<Recorder>();
+  internal::MutexLock lock(&mu_);
+  r->chunks.reserve(spare_.size());
+  recorders_.push_back(std::move(r));
+  return recorders_.back().get();
+}
+
+void FireLog::Refill(Recorder& r) {
+  std::unique_ptr<FireChunk> chunk;
+  {
+    internal::MutexLock lock(&mu_);
+    if (!spare_.empty()) {
+      chunk = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  if (chunk == nullptr) chunk = std::make_unique<FireChunk>();
+  r.next = chunk->fires;
+  r.end = chunk->fires + kChunkFires;
+  r.chunks.push_back(std::move(chunk));
+}
+
+int64_t FireLog::Fires() const {
+  int64_t fires = 0;
+  internal::MutexLock lock(&mu_);
+  for (const std::unique_ptr<Recorder>& r : recorders_) {
+    fires += r->fires.load(std::memory_order_relaxed);
+  }
+  return fires;
+}
 
 // Nearest-rank percentile of sorted, non-empty `v`; `p` in (0, 1].
 absl::Duration Percentile(const std::vector<int64_t>& v, double p) {
@@ -289,27 +407,47 @@ LatenessStats LatenessOf(const std::vector<int64_t>& lateness_ns) {
 }
 
 std::vector<int64_t> FireLog::Summarize(RunResults& r) const {
+  // Each timer's fire count (saturating: 2 means "more than once") and first
+  // fire, merged from every thread's records.
+  const size_t timers = deadline_ns_.size();
+  std::vector<uint8_t> count(timers, 0);
+  std::vector<int64_t> first_ns(timers, std::numeric_limits<int64_t>::max());
+  {
+    internal::MutexLock lock(&mu_);
+    for (const std::unique_ptr<Recorder>& rec : recorders_) {
+      for (const std::unique_ptr<FireChunk>& chunk : rec->chunks) {
+        const Fire* const end = chunk.get() == rec->chunks.back().get()
+                                    ? rec->next
+                                    : chunk->fires + kChunkFires;
+        for (const Fire* f = chunk->fires; f != end; ++f) {
+          const auto id = static_cast<size_t>(f->id);
+          if (count[id] < 2) ++count[id];
+          first_ns[id] = std::min(first_ns[id], f->ns);
+        }
+      }
+    }
+  }
+
   std::vector<int64_t> lateness_ns;
-  lateness_ns.reserve(deadline_ns_.size());
+  lateness_ns.reserve(timers);
   int64_t first_fire_ns = std::numeric_limits<int64_t>::max();
   int64_t last_fire_ns = std::numeric_limits<int64_t>::min();
   int64_t first_deadline_ns = std::numeric_limits<int64_t>::max();
   int64_t last_deadline_ns = std::numeric_limits<int64_t>::min();
-  for (size_t id = 0; id < deadline_ns_.size(); ++id) {
+  for (size_t id = 0; id < timers; ++id) {
     if (deadline_ns_[id] == kUnscheduled) continue;
     first_deadline_ns = std::min(first_deadline_ns, deadline_ns_[id]);
     last_deadline_ns = std::max(last_deadline_ns, deadline_ns_[id]);
-    const int count = fire_count_[id].load(std::memory_order_relaxed);
-    if (count == 0) {
+    if (count[id] == 0) {
       ++r.lost;
       continue;
     }
-    if (count > 1) ++r.doubled;
-    const int64_t late_ns = fire_ns_[id] - deadline_ns_[id];
+    if (count[id] > 1) ++r.doubled;
+    const int64_t late_ns = first_ns[id] - deadline_ns_[id];
     if (late_ns < 0) ++r.early;
     lateness_ns.push_back(late_ns);
-    first_fire_ns = std::min(first_fire_ns, fire_ns_[id]);
-    last_fire_ns = std::max(last_fire_ns, fire_ns_[id]);
+    first_fire_ns = std::min(first_fire_ns, first_ns[id]);
+    last_fire_ns = std::max(last_fire_ns, first_ns[id]);
   }
   r.fired = static_cast<int64_t>(lateness_ns.size());
   r.deadline_span =
@@ -391,16 +529,17 @@ class ProgressBar {
   size_t line_length_ = 0;
 };
 
-// Polls `done()` until it reaches `total` or the clock passes `give_up_ns`,
-// showing it on `bar`. Returns the last value of `done()`.
-template <class DoneFn>
-int64_t PollWithProgress(ProgressBar& bar, const Clock& clock, DoneFn done,
-                         int64_t total, int64_t give_up_ns) {
-  int64_t n = done();
-  while (n < total && NowNs(clock) < give_up_ns) {
+// Polls `count()` every kPollInterval, showing it on `bar`, until
+// `finished(count())` or the clock passes `give_up_ns`. Returns the last
+// count.
+template <class CountFn, class FinishedFn>
+int64_t PollWithProgress(ProgressBar& bar, const Clock& clock, CountFn count,
+                         FinishedFn finished, int64_t give_up_ns) {
+  int64_t n = count();
+  while (!finished(n) && NowNs(clock) < give_up_ns) {
     bar.Show(n);
     absl::SleepFor(kPollInterval);
-    n = done();
+    n = count();
   }
   return n;
 }
@@ -412,24 +551,43 @@ struct ShardResult {
   int64_t errors = 0;
   std::string first_error;
   int64_t last_deadline_ns = std::numeric_limits<int64_t>::min();
-  int64_t end_ns = 0;  // When this thread's last AfterFunc returned.
+  int64_t start_ns = 0;  // When this thread's first AfterFunc started.
+  int64_t end_ns = 0;    // When this thread's last AfterFunc returned.
 };
 
-// Schedules this shard's ids, [timers * shard / threads, timers * (shard + 1)
-// / threads), adding to `progress` every kProgressBatch timers.
+// Shard `shard`'s ids: [timers * shard / threads, timers * (shard + 1) /
+// threads).
+int64_t ShardBegin(const RunOptions& o, int shard) {
+  return o.timers * shard / o.threads;
+}
+
+// Draws every timer's delay, shard by shard (scheduling thread i uses seed +
+// i), before anything is timed.
+void DrawDelays(const RunOptions& o, FireLog& log) {
+  const int64_t min_delay_ns = absl::ToInt64Nanoseconds(o.min_delay);
+  const int64_t window_ns = absl::ToInt64Nanoseconds(o.window);
+  for (int shard = 0; shard < o.threads; ++shard) {
+    std::mt19937_64 rng(o.seed + static_cast<uint64_t>(shard));
+    std::uniform_int_distribution<int64_t> offset_ns(
+        0, std::max<int64_t>(0, window_ns - 1));
+    for (int64_t id = ShardBegin(o, shard); id < ShardBegin(o, shard + 1);
+         ++id) {
+      log.SetDelay(id, min_delay_ns + offset_ns(rng));
+    }
+  }
+}
+
+// Schedules this shard's ids, adding to `progress` every kProgressBatch
+// timers.
 void ScheduleShard(TimingWheel& wheel, FireLog& log, const Clock& clock,
                    const RunOptions& o, int shard,
                    std::atomic<int64_t>& progress, ShardResult& result) {
-  const int64_t begin = o.timers * shard / o.threads;
-  const int64_t end = o.timers * (shard + 1) / o.threads;
-  const int64_t min_delay_ns = absl::ToInt64Nanoseconds(o.min_delay);
-  const int64_t window_ns = absl::ToInt64Nanoseconds(o.window);
-  std::mt19937_64 rng(o.seed + static_cast<uint64_t>(shard));
-  std::uniform_int_distribution<int64_t> offset_ns(
-      0, std::max<int64_t>(0, window_ns - 1));
+  const int64_t begin = ShardBegin(o, shard);
+  const int64_t end = ShardBegin(o, shard + 1);
   int64_t unreported = 0;
+  result.start_ns = NowNs(clock);
   for (int64_t id = begin; id < end; ++id) {
-    const int64_t delay_ns = min_delay_ns + offset_ns(rng);
+    const int64_t delay_ns = log.Delay(id);
     const int64_t deadline_ns = NowNs(clock) + delay_ns;
     log.SetDeadline(id, deadline_ns);
     absl::StatusOr<Timer> timer = wheel.AfterFunc(
@@ -457,8 +615,8 @@ int64_t ScheduleAll(TimingWheel& wheel, FireLog& log, const Clock& clock,
   std::atomic<int64_t> progress{0};
   std::vector<ShardResult> shards(o.threads);
   std::vector<std::thread> threads;
+  DrawDelays(o, log);
   bar.Start("scheduling", 0, o.timers);
-  const int64_t start_ns = NowNs(clock);
   for (int i = 0; i < o.threads; ++i) {
     threads.emplace_back([&, i] {
       ScheduleShard(wheel, log, clock, o, i, progress, shards[i]);
@@ -466,17 +624,22 @@ int64_t ScheduleAll(TimingWheel& wheel, FireLog& log, const Clock& clock,
   }
   PollWithProgress(
       bar, clock, [&] { return progress.load(std::memory_order_relaxed); },
-      o.timers, std::numeric_limits<int64_t>::max());
+      [&o](int64_t n) { return n >= o.timers; },
+      std::numeric_limits<int64_t>::max());
   for (std::thread& t : threads) t.join();
   bar.Finish(o.timers);
 
-  int64_t end_ns = start_ns;
+  // Thread start-up is not AfterFunc's time: from the first thread's first
+  // call to the last thread's last return.
+  int64_t start_ns = std::numeric_limits<int64_t>::max();
+  int64_t end_ns = std::numeric_limits<int64_t>::min();
   int64_t last_deadline_ns = std::numeric_limits<int64_t>::min();
   for (const ShardResult& s : shards) {
     if (r.schedule_errors == 0 && s.errors > 0) {
       r.first_schedule_error = s.first_error;
     }
     r.schedule_errors += s.errors;
+    start_ns = std::min(start_ns, s.start_ns);
     end_ns = std::max(end_ns, s.end_ns);
     last_deadline_ns = std::max(last_deadline_ns, s.last_deadline_ns);
   }
@@ -485,15 +648,21 @@ int64_t ScheduleAll(TimingWheel& wheel, FireLog& log, const Clock& clock,
   return last_deadline_ns;
 }
 
-// Waits until every scheduled timer fired, or until `give_up_ns`. Returns
-// false if it gave up.
-bool WaitForFires(const FireLog& log, const Clock& clock, ProgressBar& bar,
-                  int64_t scheduled, int64_t give_up_ns) {
-  bar.Start("firing", log.fired(), scheduled);
-  const int64_t fired = PollWithProgress(
-      bar, clock, [&log] { return log.fired(); }, scheduled, give_up_ns);
-  bar.Finish(fired);
-  return fired >= scheduled;
+// Waits until the callbacks ran as many times as timers were scheduled and
+// the wheel holds none of them any more (Pending() counts a timer until its
+// callback starts), or until `give_up_ns`. Returns false if it gave up.
+// Whether each timer ran exactly once is Summarize's to say.
+bool WaitForFires(const FireLog& log, const TimingWheel& wheel,
+                  const Clock& clock, ProgressBar& bar, int64_t scheduled,
+                  int64_t give_up_ns) {
+  const auto all_fired = [&](int64_t fires) {
+    return fires >= scheduled && wheel.Pending() == 0;
+  };
+  bar.Start("firing", log.Fires(), scheduled);
+  const int64_t fires = PollWithProgress(
+      bar, clock, [&log] { return log.Fires(); }, all_fired, give_up_ns);
+  bar.Finish(fires);
+  return all_fired(fires);
 }
 
 // ---------------------------------------------------------------------------
@@ -520,7 +689,8 @@ absl::StatusOr<Load> PrepareLoad(const RunOptions& o) {
   Load load;
   load.clock = SteadyClock();
   try {
-    load.log = std::make_unique<FireLog>(o.timers, load.clock.get());
+    load.log = std::make_unique<FireLog>(o.timers, o.workers_resolved,
+                                         load.clock.get());
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "cannot allocate the records of --timers=%d (%s)", o.timers,
@@ -548,7 +718,7 @@ Run RunLoad(const RunOptions& o, Load load, bool show_progress) {
   const int64_t give_up_ns =
       r.scheduled > 0 ? last_deadline_ns + absl::ToInt64Nanoseconds(o.grace)
                       : NowNs(clock);
-  r.gave_up = !WaitForFires(log, clock, bar, r.scheduled, give_up_ns);
+  r.gave_up = !WaitForFires(log, wheel, clock, bar, r.scheduled, give_up_ns);
   r.pending_before_shutdown = wheel.Pending();
   r.cancelled_by_shutdown = wheel.Shutdown();
   // Before Summarize, whose own allocations would count.
