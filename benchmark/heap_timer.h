@@ -72,6 +72,7 @@ namespace bench {
 // The library's annotated std::mutex wrapper (lib/mutex.h): TSan sees it and
 // clang checks the ABSL_GUARDED_BY fields below.
 using internal::CondVar;
+using internal::LockRank;
 using internal::Mutex;
 using internal::MutexLock;
 
@@ -103,7 +104,7 @@ class CallbackPool {
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
 
-  Mutex mu_;
+  Mutex mu_{LockRank::kOutsideLibrary};
   CondVar work_;  // Signalled when queue_ grows or stopping_ is set.
   std::deque<absl::AnyInvocable<void()>> queue_ ABSL_GUARDED_BY(mu_);
   int idle_ ABSL_GUARDED_BY(mu_) = 0;
@@ -194,7 +195,7 @@ class HeapTimer {
   void RemoveAt(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   CallbackPool pool_;
-  mutable Mutex mu_;
+  mutable Mutex mu_{LockRank::kOutsideLibrary};
   CondVar wake_;  // Signalled on a new earliest timer and on Shutdown.
   std::vector<std::unique_ptr<Node[]>> chunks_ ABSL_GUARDED_BY(mu_);
   uint32_t slots_used_ ABSL_GUARDED_BY(mu_) = 0;  // Slots ever handed out.

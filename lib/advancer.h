@@ -111,7 +111,7 @@ class Advancer {
   TimerCounts* const counts_;
   std::atomic<bool> stopping_{false};
 
-  Mutex inbox_mu_;
+  Mutex inbox_mu_{LockRank::kInbox};
   CondVar inbox_cv_;
   std::deque<DelayQueue::Entry> inbox_ ABSL_GUARDED_BY(inbox_mu_);
   bool inbox_closed_ ABSL_GUARDED_BY(inbox_mu_) = false;

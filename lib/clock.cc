@@ -54,7 +54,7 @@ class ClockWakeUpList {
   }
 
  private:
-  Mutex mu_;
+  Mutex mu_{LockRank::kClockWakeUps};
   std::vector<ClockWakeUp*> wake_ups_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -27,8 +27,9 @@
 // returned, no wake-up is running or will run, so the mutex and condition
 // variable may go right after (no use after free).
 //
-// Threads and locks: thread-safe. Lock order, outer to inner: the clock's
-// list lock (`ClockWakeUpList::mu_`, clock.cc), then the registered `mu`.
+// Threads and locks: thread-safe. Lock order: the clock's list lock
+// (kClockWakeUps in the lock table of lib/mutex.h), then the registered `mu`,
+// which must rank after it (the delay queue's, kDelayQueue).
 // Never the reverse: construct and destroy a ClockWakeUp without holding
 // `mu`, else a concurrent NotifyTimeChanged (list lock, waiting for `mu`) and
 // this thread (`mu`, waiting for the list lock) deadlock.

@@ -25,10 +25,10 @@
 // the clock's NotifyTimeChanged wakes the poller. Why no wake-up is lost and
 // none runs after the queue is gone: lib/clock_wake_up.h.
 //
-// Thread-safety: thread-safe. Lock order, outer to inner: node lock, level
-// mutex, delay queue `mu_`; and the clock's wake-up list lock, then `mu_`
-// (NotifyTimeChanged). `mu_` is never held while the list lock is taken: the
-// queue registers and unregisters in its constructor and destructor.
+// Thread-safety: thread-safe. `mu_` is a leaf (kDelayQueue in the lock table
+// of lib/mutex.h), taken under the clock's list lock (NotifyTimeChanged): the
+// queue registers and unregisters in its constructor and destructor, never
+// under `mu_`.
 
 #ifndef TIMINGWHEEL_LIB_DELAY_QUEUE_H_
 #define TIMINGWHEEL_LIB_DELAY_QUEUE_H_
@@ -90,7 +90,7 @@ class DelayQueue {
   const absl::Duration origin_;
   const int64_t tick_ns_;
 
-  mutable Mutex mu_;
+  mutable Mutex mu_{LockRank::kDelayQueue};
   CondVar cv_;
   std::vector<Entry> heap_ ABSL_GUARDED_BY(mu_);  // min-heap on release_tick
   int64_t outstanding_ ABSL_GUARDED_BY(mu_) = 0;

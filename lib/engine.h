@@ -176,7 +176,7 @@ class Engine : public RefCounted {
   std::atomic<bool> closed_{false};  // set by Shutdown; seq_cst with Reset
   ShardedCounter resets_in_flight_;  // seq_cst; see Reset and Shutdown
 
-  Mutex shutdown_mu_;
+  Mutex shutdown_mu_{LockRank::kShutdown};
   CondVar shutdown_cv_;
   bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
   bool shutdown_done_ ABSL_GUARDED_BY(shutdown_mu_) = false;

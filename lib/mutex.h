@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // mutex.h: the locks of the library, annotated for clang's thread-safety
-// analysis.
+// analysis and ranked, and the one table of every lock the library has.
 //
 // Why not absl::Mutex: Debian's prebuilt Abseil is not built with
 // ThreadSanitizer, so TSan cannot see absl::Mutex and reports false races on
@@ -11,12 +11,69 @@
 // time that every ABSL_GUARDED_BY field is touched under its lock, and TSan
 // checks the rest at run time.
 //
-//   Mutex      a std::mutex; for anything that may wait.
-//   MutexLock  the scoped guard for it.
-//   CondVar    waits on a Mutex, for a notify or a real-time timeout.
-//   SpinLock   a one-word lock for per-timer state, a level, or a worker's
-//              stash, held for a few instructions only; never held while
-//              waiting for anything but a Mutex.
+//   Mutex           a std::mutex; for anything that may wait.
+//   MutexLock       the scoped guard for it.
+//   CondVar         waits on a Mutex, for a notify or a real-time timeout.
+//   SpinLock        a one-byte lock for a timer's node, a level, or a worker's
+//                   stash, held for a few instructions; its holder may take
+//                   the inner locks its rank allows, and never waits on a
+//                   condition.
+//   SpinLockHolder  the scoped guard for it.
+//   LockRank        a lock's row in the table below, given to its constructor
+//                   (there is no default, so no lock is left out).
+//
+// The lock table: every lock of the library, outer to inner. A thread takes
+// locks in increasing rank only, and nothing under a leaf, except for the
+// nestings marked "declared".
+//
+//   rank            the lock                 taken under it
+//   kOutsideLibrary a Mutex of a test, a     anything: held while calling the
+//                   tool or a benchmark      library, never taken under its
+//                   (never in lib/)          locks
+//   kShutdown       Engine::shutdown_mu_     nothing (leaf)
+//   kInbox          Advancer::inbox_mu_      nothing (leaf)
+//   kNodeRegistry   NodePool's registry      kNodeDepot: a thread's cache
+//                   (node_pool.cc)           goes back to its pool
+//                                            (GiveBack); the fork handlers
+//                                            hold every depot at once
+//   kNodeDepot      NodePool::mu_            nothing (leaf); declared: another
+//                                            depot, under kNodeRegistry (fork)
+//   kPool           WorkerPool::mu_          kStash: a worker fills its own or
+//                                            steals; Close and the counts
+//                                            read each
+//   kStash          WorkerPool::Stash::mu    nothing (leaf); declared: another
+//                   (spin)                   stash, under kPool (a steal
+//                                            holds the victim's, then its own)
+//   kClockWakeUps   a Clock's list of        kDelayQueue: NotifyTimeChanged
+//                   sleepers                 wakes each registered queue
+//                   (ClockWakeUpList::mu_,   under it (clock_wake_up.h says
+//                   clock.cc)                why)
+//   kNode           TimerNode::mu (spin)     kLevel: placing (Wheel::Arm),
+//                                            unlinking (Reset, ConfirmLinked)
+//   kLevel          WheelLevel::mu_ (spin)   kDelayQueue: Add offers a bucket
+//                                            that was empty; one level at a
+//                                            time
+//   kDelayQueue     DelayQueue::mu_          none of ours (leaf); the clock's
+//                                            Now and RealTimeUntil run under
+//                                            it
+//
+// Not ranked: the runtime's locks (malloc's, a function-local static's
+// guard, stdio's in FailureReporter, which is called with no lock of ours
+// held): they are innermost and take none of ours.
+// No lock of the library is held while a callback runs or is destroyed, or
+// while the user's executor is called. A user's Clock runs under kDelayQueue.
+//
+// The locks taken with no node or level lock held rank before kNode, so that
+// what would be a bug fails the check: freeing a node (its depot), submitting
+// to the pool, or a clock's NotifyTimeChanged under a node, level or queue
+// lock (a Clock's Now calling it, say).
+//
+// Checked: in a debug build (NDEBUG not defined) each thread counts the locks
+// it holds per rank, and a lock taken against this table aborts the process
+// with a message naming both ranks (test/lock_order_test.cc). A release build
+// keeps no rank and checks nothing. Clang (-Wthread-safety-beta) checks the
+// ABSL_ACQUIRED_AFTER declarations of locks that can name each other
+// (WorkerPool::Stash::mu, WheelLevel::mu_) where one function takes both.
 
 #ifndef TIMINGWHEEL_LIB_MUTEX_H_
 #define TIMINGWHEEL_LIB_MUTEX_H_
@@ -24,7 +81,11 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -32,14 +93,152 @@
 
 namespace timingwheel::internal {
 
-class ABSL_LOCKABLE Mutex {
+// The rows of the lock table above, outer to inner.
+enum class LockRank : uint8_t {
+  kOutsideLibrary,
+  kShutdown,
+  kInbox,
+  kNodeRegistry,
+  kNodeDepot,
+  kPool,
+  kStash,
+  kClockWakeUps,
+  kNode,
+  kLevel,
+  kDelayQueue,
+};
+inline constexpr int kLockRanks = static_cast<int>(LockRank::kDelayQueue) + 1;
+
+// A row of the lock table, as the debug check reads it.
+struct LockRankInfo {
+  LockRank rank;
+  const char* name;  // the rank and its lock, for the check's messages
+  bool leaf;         // nothing is taken under it
+  // The declared nesting: a second lock of this rank may be taken while a
+  // lock of rank `nests_under` is held too. None when empty.
+  std::optional<LockRank> nests_under;
+};
+
+inline constexpr LockRankInfo kLockTable[kLockRanks] = {
+    {LockRank::kOutsideLibrary,
+     "kOutsideLibrary (a Mutex outside lib/)",
+     false,
+     {}},
+    {LockRank::kShutdown, "kShutdown (Engine::shutdown_mu_)", true, {}},
+    {LockRank::kInbox, "kInbox (Advancer::inbox_mu_)", true, {}},
+    {LockRank::kNodeRegistry, "kNodeRegistry (NodePool's registry)", false, {}},
+    {LockRank::kNodeDepot, "kNodeDepot (NodePool::mu_)", true,
+     LockRank::kNodeRegistry},
+    {LockRank::kPool, "kPool (WorkerPool::mu_)", false, {}},
+    {LockRank::kStash, "kStash (WorkerPool::Stash::mu)", true, LockRank::kPool},
+    {LockRank::kClockWakeUps,
+     "kClockWakeUps (ClockWakeUpList::mu_)",
+     false,
+     {}},
+    {LockRank::kNode, "kNode (TimerNode::mu)", false, {}},
+    {LockRank::kLevel, "kLevel (WheelLevel::mu_)", false, {}},
+    {LockRank::kDelayQueue, "kDelayQueue (DelayQueue::mu_)", true, {}},
+};
+
+constexpr bool LockTableInRankOrder() {
+  for (int i = 0; i < kLockRanks; ++i) {
+    if (static_cast<int>(kLockTable[i].rank) != i) return false;
+  }
+  return true;
+}
+static_assert(LockTableInRankOrder(), "kLockTable must list every LockRank");
+
+namespace lock_rank {
+
+#ifndef NDEBUG
+
+// The locks this thread holds, counted per rank.
+inline uint32_t* HeldByThisThread() {
+  thread_local uint32_t held[kLockRanks] = {};
+  return held;
+}
+
+[[noreturn]] inline void Die(LockRank taking, LockRank holding,
+                             const char* why) {
+  std::fprintf(stderr,
+               "timingwheel: lock order violation: taking %s while holding "
+               "%s, %s; see the lock table in lib/mutex.h\n",
+               kLockTable[static_cast<int>(taking)].name,
+               kLockTable[static_cast<int>(holding)].name, why);
+  std::abort();
+}
+
+// Called before a lock of `rank` is taken: aborts if the table does not allow
+// it under the locks this thread holds, else counts it.
+inline void WillLock(LockRank rank) {
+  uint32_t* held = HeldByThisThread();
+  const LockRankInfo& taking = kLockTable[static_cast<int>(rank)];
+  for (int i = 0; i < kLockRanks; ++i) {
+    if (held[i] == 0) continue;
+    const LockRank holding = static_cast<LockRank>(i);
+    if (holding == rank) {
+      if (taking.nests_under.has_value() &&
+          held[static_cast<int>(*taking.nests_under)] > 0) {
+        continue;
+      }
+      Die(rank, holding, "a lock of the same rank, not a declared nesting");
+    }
+    if (holding > rank) Die(rank, holding, "an inner rank");
+    if (kLockTable[i].leaf) Die(rank, holding, "a leaf");
+  }
+  ++held[static_cast<int>(rank)];
+}
+
+inline void Unlocked(LockRank rank) {
+  uint32_t& held = HeldByThisThread()[static_cast<int>(rank)];
+  if (held == 0) {
+    std::fprintf(stderr,
+                 "timingwheel: unlocking %s, which this thread does not "
+                 "hold\n",
+                 kLockTable[static_cast<int>(rank)].name);
+    std::abort();
+  }
+  --held;
+}
+
+// What a lock keeps of its rank: the rank, in a debug build only.
+class Ranked {
+ protected:
+  explicit constexpr Ranked(LockRank rank) : rank_(rank) {}
+  void WillLock() const { lock_rank::WillLock(rank_); }
+  void Unlocked() const { lock_rank::Unlocked(rank_); }
+
+ private:
+  const LockRank rank_;
+};
+
+#else  // NDEBUG: an empty base, so a lock is no bigger than what it wraps.
+
+class Ranked {
+ protected:
+  explicit constexpr Ranked(LockRank) {}
+  void WillLock() const {}
+  void Unlocked() const {}
+};
+
+#endif  // NDEBUG
+
+}  // namespace lock_rank
+
+class ABSL_LOCKABLE Mutex : private lock_rank::Ranked {
  public:
-  Mutex() = default;
+  explicit Mutex(LockRank rank) : Ranked(rank) {}
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
-  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
-  void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
+    WillLock();
+    mu_.lock();
+  }
+  void Unlock() ABSL_UNLOCK_FUNCTION() {
+    mu_.unlock();
+    Unlocked();
+  }
 
  private:
   friend class CondVar;
@@ -92,20 +291,23 @@ class CondVar {
   std::condition_variable cv_;
 };
 
-class ABSL_LOCKABLE SpinLock {
+// One byte in a release build (two in a debug one, with its rank).
+class ABSL_LOCKABLE SpinLock : private lock_rank::Ranked {
  public:
-  SpinLock() = default;
+  explicit SpinLock(LockRank rank) : Ranked(rank) {}
   SpinLock(const SpinLock&) = delete;
   SpinLock& operator=(const SpinLock&) = delete;
 
   // Memory ordering: acquire on lock and release on unlock, as for a mutex.
   void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
+    WillLock();
     while (locked_.exchange(true, std::memory_order_acquire)) {
       while (locked_.load(std::memory_order_relaxed)) std::this_thread::yield();
     }
   }
   void Unlock() ABSL_UNLOCK_FUNCTION() {
     locked_.store(false, std::memory_order_release);
+    Unlocked();
   }
 
  private:
@@ -125,6 +327,12 @@ class ABSL_SCOPED_LOCKABLE SpinLockHolder {
  private:
   SpinLock* const mu_;
 };
+
+#ifdef NDEBUG
+static_assert(sizeof(Mutex) == sizeof(std::mutex) &&
+                  sizeof(SpinLock) == sizeof(std::atomic<bool>),
+              "a release build keeps no rank in a lock");
+#endif
 
 }  // namespace timingwheel::internal
 

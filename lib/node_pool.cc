@@ -94,7 +94,7 @@ class Registry {
     registry.mu_.Unlock();
   }
 
-  Mutex mu_;
+  Mutex mu_{LockRank::kNodeRegistry};
   std::unordered_map<uint64_t, NodePool*> pools_ ABSL_GUARDED_BY(mu_);
 };
 

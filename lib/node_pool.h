@@ -43,9 +43,9 @@
 // served one of them, goes back to that copy and is never used again there.
 //
 // Thread-safety: thread-safe. A thread's cache is its own, touched without
-// locks. `mu_` guards the depot (a leaf lock); the registry's mutex is taken
-// only when a cache changes pools or its thread exits, before a depot's,
-// and by the fork handlers, which take it and then every depot's.
+// locks. `mu_` guards the depot; the registry's mutex is taken only when a
+// cache changes pools or its thread exits, and by the fork handlers (their
+// order: kNodeRegistry, kNodeDepot in the lock table of lib/mutex.h).
 // Memory handed from one thread to another always passes through `mu_`,
 // which orders the writes to a node before its reuse.
 
@@ -115,7 +115,7 @@ class NodePool {
   const size_t alignment_;  // at least alignof(FreeBlock)
   const uint64_t serial_;   // unique in the process, never 0
 
-  mutable Mutex mu_;
+  mutable Mutex mu_{LockRank::kNodeDepot};
   std::vector<Magazine> full_ ABSL_GUARDED_BY(mu_);
   Magazine loose_ ABSL_GUARDED_BY(mu_);
   struct Slab {

@@ -36,9 +36,8 @@
 //   * `state` and `refs` are atomics, touched without locks.
 //   * `mu` (the node lock, a SpinLock) serializes the threads that may link the
 //     node into a bucket: Reset, the advancer moving it down a level, and the
-//     worker re-arming it after a run. It guards the deadline fields. It is the
-//     outermost lock of the library: node lock, then a level's mutex, then the
-//     delay queue's mutex.
+//     worker re-arming it after a run. It guards the deadline fields. Its
+//     place among the locks: kNode in the lock table of lib/mutex.h.
 //   * `slot` and `linked_gen` are guarded by the mutex of the level whose
 //     bucket holds the node; `where` is written under that mutex too and
 //     read without it by Stop and Reset, which then lock the level and check
@@ -217,7 +216,7 @@ class TimerNode {
   std::atomic<int32_t> refs_;
 
  public:
-  SpinLock mu;
+  SpinLock mu{LockRank::kNode};
   bool has_rearm ABSL_GUARDED_BY(mu) = false;
 
  private:

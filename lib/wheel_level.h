@@ -14,10 +14,9 @@
 // Thread-safety: thread-safe. `mu_`, the level's lock (a SpinLock), guards
 // the buckets, the links of the nodes in them, `closed_` and writes of
 // `current_tick_`; `current_tick_` is also read without it (acquire) to pick
-// a level, and the pick is checked again under `mu_`. Lock order: a node
-// lock, then the level's lock, then the delay queue's mutex (Offer is called
-// under `mu_` so a bucket's expiration and its queue entry change together).
-// A level never holds two level locks at once.
+// a level, and the pick is checked again under `mu_`. Lock order: kLevel in
+// the lock table of lib/mutex.h (Offer is called under `mu_` so a bucket's
+// expiration and its queue entry change together).
 
 #ifndef TIMINGWHEEL_LIB_WHEEL_LEVEL_H_
 #define TIMINGWHEEL_LIB_WHEEL_LEVEL_H_
@@ -119,7 +118,7 @@ class WheelLevel {
   // The level's lock, a spin lock: held for a few instructions per add or
   // stop (a flush holds it for one pass over the bucket), and its unlock is
   // a plain store.
-  mutable SpinLock mu_;
+  mutable SpinLock mu_ ABSL_ACQUIRED_AFTER(TimerNode::mu){LockRank::kLevel};
   std::atomic<int64_t> current_tick_;  // written under mu_
   std::vector<Bucket> buckets_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_);

@@ -57,13 +57,13 @@
 // Locking. `mu_` guards the queue, `running_`, `closed_` and the handed-off
 // tasks; it is never held while a task runs. A stash is guarded by its own
 // SpinLock, held for a few instructions (a pop, or a copy of at most
-// kMaxBatch tasks). Tasks enter a stash only with `mu_` held (lock order:
-// `mu_`, then a stash's SpinLock; a thread holding `mu_` may hold two stash
-// locks when it steals, and no other thread holds more than one), so a worker
-// that found everything empty under `mu_` cannot miss a task in transit:
-// only a Submit makes new work, and it wakes a waiting worker (all of them
-// for a batch of several tasks). The owner of a stash pops from it without
-// `mu_`; others only take from it under `mu_` (stealing, Close).
+// kMaxBatch tasks). Tasks enter a stash only with `mu_` held (kPool, then
+// kStash, in the lock table of lib/mutex.h; only a thread holding `mu_` holds
+// two stash locks, when it steals), so a worker that found everything empty
+// under `mu_` cannot miss a task in transit: only a Submit makes new work,
+// and it wakes a waiting worker (all of them for a batch of several tasks).
+// The owner of a stash pops from it without `mu_`; others only take from it
+// under `mu_` (stealing, Close).
 //
 // Thread-locals. A thread records each task it is running (of any pool) in
 // a chain of frames that each run pushes and pops (RAII), so a task run
@@ -150,7 +150,7 @@ class WorkerPool {
   // A worker's tasks taken but not started: `tasks[head..]`, front first.
   // Aligned so that two workers' stashes share no cache line.
   struct alignas(64) Stash {
-    SpinLock mu;
+    SpinLock mu ABSL_ACQUIRED_AFTER(WorkerPool::mu_){LockRank::kStash};
     std::vector<Task> tasks ABSL_GUARDED_BY(mu);
     size_t head ABSL_GUARDED_BY(mu) = 0;
 
@@ -179,7 +179,7 @@ class WorkerPool {
   // Executor mode when set.
   absl::AnyInvocable<void(uint64_t id)> hand_off_;
 
-  mutable Mutex mu_;
+  mutable Mutex mu_{LockRank::kPool};
   CondVar cv_;       // a task was queued, or the pool closed
   CondVar idle_cv_;  // running_ went down
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);

@@ -43,10 +43,14 @@ namespace {
 
 using internal::ClockWakeUp;
 using internal::CondVar;
+using internal::LockRank;
 using internal::Mutex;
 using internal::MutexLock;
 
 constexpr auto kTimeout = std::chrono::seconds(10);
+// A mutex registered with a ClockWakeUp stands in for the delay queue's, and
+// ranks as it does: NotifyTimeChanged takes it under the clock's list lock.
+constexpr LockRank kSleeperRank = LockRank::kDelayQueue;
 
 TEST(ManualClockTest, StartsAtZero) {
   ManualClock clock;
@@ -134,7 +138,7 @@ class Waiter {
   bool started() const { return started_.load(); }
 
  private:
-  Mutex mu_;
+  Mutex mu_{kSleeperRank};
   CondVar cv_;
   ClockWakeUp wake_up_;
   std::atomic<bool> started_{false};
@@ -182,7 +186,7 @@ TEST(ManualClockTest, AdvanceWakesAWaiter) {
 TEST(ManualClockTest, AdvanceWakesAnInfiniteWaiterToReCheck) {
   // deadline == InfiniteDuration waits for a notify only; Advance notifies.
   ManualClock clock;
-  Mutex mu;
+  Mutex mu{kSleeperRank};
   CondVar cv;
   ClockWakeUp wake_up(&clock, &mu, &cv);
   std::atomic<bool> in_wait{false};
@@ -234,7 +238,7 @@ TEST(ManualClockTest, NoLostWakeUpWhenCheckAndAdvanceRace) {
   // wake-up leaves the waiter blocked with nobody left to wake it.
   constexpr int kRounds = 1000;
   ManualClock clock;
-  Mutex mu;
+  Mutex mu{kSleeperRank};
   CondVar cv;
   ClockWakeUp wake_up(&clock, &mu, &cv);
   std::atomic<int> round{0};  // the round the waiter is waiting for
@@ -345,7 +349,7 @@ TEST(ClockTest, DefaultRealTimeUntilIsDeadlineMinusNow) {
 
 TEST(ClockTest, DefaultRealTimeUntilSleepsUntilAShortDeadlineRealClock) {
   RealTimeClock clock;
-  Mutex mu;
+  Mutex mu{LockRank::kOutsideLibrary};
   CondVar cv;
   MutexLock lock(&mu);
   const absl::Duration start = clock.Now();
@@ -363,7 +367,7 @@ TEST(ClockTest, DefaultRealTimeUntilSleepsUntilAShortDeadlineRealClock) {
 
 TEST(ClockTest, DefaultRealTimeUntilPassedDeadlineReturnsAtOnceRealClock) {
   RealTimeClock clock;
-  Mutex mu;
+  Mutex mu{LockRank::kOutsideLibrary};
   CondVar cv;
   MutexLock lock(&mu);
   const absl::Time start = absl::Now();
@@ -375,7 +379,7 @@ TEST(ClockTest, DefaultRealTimeUntilPassedDeadlineReturnsAtOnceRealClock) {
 TEST(ClockTest, DefaultRealTimeUntilWakesOnNotifyRealClock) {
   // A far deadline (an hour) still returns promptly when notified.
   RealTimeClock clock;
-  Mutex mu;
+  Mutex mu{LockRank::kOutsideLibrary};
   CondVar cv;
   bool flag = false;
   std::thread notifier([&] {
@@ -489,7 +493,7 @@ TEST(ClockWakeUpTest, RemovedWakeUpIsNeverCalledAgain) {
   // live at a time keep each NotifyTimeChanged busy for a while.
   struct Sleeper {
     explicit Sleeper(Clock* clock) : wake_up(clock, &mu, &cv) {}
-    Mutex mu;
+    Mutex mu{kSleeperRank};
     CondVar cv;
     ClockWakeUp wake_up;
   };

@@ -84,6 +84,7 @@ namespace timingwheel {
 namespace {
 
 using internal::CondVar;
+using internal::LockRank;
 using internal::Mutex;
 using internal::MutexLock;
 
@@ -576,7 +577,7 @@ class RoundBarrier {
 
  private:
   const int threads_;
-  Mutex mu_;
+  Mutex mu_{LockRank::kOutsideLibrary};
   CondVar cv_;
   int64_t round_ ABSL_GUARDED_BY(mu_) = 0;
   int finished_ ABSL_GUARDED_BY(mu_) = 0;

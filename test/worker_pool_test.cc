@@ -129,7 +129,7 @@ class Recorder {
   }
 
  private:
-  Mutex mu_;
+  Mutex mu_{LockRank::kOutsideLibrary};
   std::vector<int> ran_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> generations_ ABSL_GUARDED_BY(mu_);
   bool deadlines_ok_ ABSL_GUARDED_BY(mu_) = true;
@@ -491,7 +491,7 @@ TEST(WorkerPoolTest, FreeWorkerStealsTheStashOfAWorkerBlockedInASlowTask) {
   std::atomic<int> blocker_worker{-1};
   std::atomic<int> slow_worker{-1};
   Recorder recorder;
-  Mutex mu;
+  Mutex mu{LockRank::kOutsideLibrary};
   std::vector<int> fast_workers;  // guarded by mu
   WorkerPool pool(
       2,
@@ -800,7 +800,7 @@ TEST(WorkerPoolTest, StressCloseWhileSubmittingLosesAndDuplicatesNothing) {
 
 TEST(WorkerPoolTest, OnThreadStartRunsFirstOnEachWorkerWithItsNumber) {
   constexpr int kWorkers = 3;
-  Mutex mu;
+  Mutex mu{LockRank::kOutsideLibrary};
   std::set<std::string> names;
   std::atomic<int> running{0};
   WorkerPool pool(

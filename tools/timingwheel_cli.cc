@@ -333,7 +333,7 @@ class FireLog {
   const Clock* const clock_;
   const uint64_t id_;  // Never 0.
   std::vector<int64_t> deadline_ns_;
-  mutable internal::Mutex mu_;
+  mutable internal::Mutex mu_{internal::LockRank::kOutsideLibrary};
   std::vector<std::unique_ptr<Recorder>> recorders_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<FireChunk>> spare_ ABSL_GUARDED_BY(mu_);
 };

@@ -48,9 +48,8 @@
 //     due) or down into a lower level (if not).
 //   * `tw-worker-N`: runs due callbacks, `Options::workers` of them at once.
 //   Each of these calls Options::on_thread_start first, if set.
-// Lock order, outer to inner: a timer's node lock; a level's mutex; the delay
-// queue's mutex. The worker pool's and the advancer inbox's mutexes are
-// leaves. No lock of the wheel is held while a callback runs, which is why a
+// Every lock of the library and their order: the lock table in lib/mutex.h.
+// No lock of the wheel is held while a callback runs, which is why a
 // callback may call any member of its own wheel, Shutdown included.
 // The Stop contract: each timer has one atomic state; the thread whose
 // compare-and-swap moves it out of "pending" decides whether it stops or runs.

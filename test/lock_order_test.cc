@@ -1,0 +1,250 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// lock_order_test.cc: tests of the lock table and its debug check
+// (lib/mutex.h). Every nesting the table allows passes, the declared ones
+// included (a steal's two stashes under the pool's mutex, the fork handler's
+// depots under the registry); a lock taken against the table aborts a debug
+// build with a message naming both ranks: an inner rank, a leaf, or a second
+// lock of one rank outside a declared nesting, with locks of the ranks alone
+// and with the library's own locks. Each thread counts only its own locks.
+//
+// The death tests are skipped when NDEBUG is defined: a release build keeps
+// no rank and checks nothing. The real steal and fork paths run under the
+// check in worker_pool_test and node_pool_test (debug build).
+
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "mutex.h"
+#include "node_pool.h"
+#include "timingwheel/clock.h"
+#include "worker_pool.h"
+
+namespace timingwheel::internal {
+namespace {
+
+#ifdef NDEBUG
+constexpr bool kChecked = false;
+#else
+constexpr bool kChecked = true;
+#endif
+#define SKIP_UNLESS_CHECKED()                                             \
+  if (!kChecked) {                                                        \
+    GTEST_SKIP() << "NDEBUG is defined: the lock-rank check is compiled " \
+                    "into debug builds only";                             \
+  }
+
+// A lock of `rank`, of the kind the library uses for it: a SpinLock for a
+// node, a level and a stash, a Mutex for the others.
+class RankedLock {
+ public:
+  explicit RankedLock(LockRank rank) {
+    if (rank == LockRank::kNode || rank == LockRank::kLevel ||
+        rank == LockRank::kStash) {
+      spin_ = std::make_unique<SpinLock>(rank);
+    } else {
+      mutex_ = std::make_unique<Mutex>(rank);
+    }
+  }
+  void Lock() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    spin_ ? spin_->Lock() : mutex_->Lock();
+  }
+  void Unlock() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    spin_ ? spin_->Unlock() : mutex_->Unlock();
+  }
+
+ private:
+  std::unique_ptr<SpinLock> spin_;
+  std::unique_ptr<Mutex> mutex_;
+};
+
+// Takes a lock of each rank of `chain` in order, then lets them go, innermost
+// first.
+void LockChain(const std::vector<LockRank>& chain) {
+  std::vector<std::unique_ptr<RankedLock>> locks;
+  for (LockRank rank : chain) {
+    locks.push_back(std::make_unique<RankedLock>(rank));
+    locks.back()->Lock();
+  }
+  for (auto it = locks.rbegin(); it != locks.rend(); ++it) (*it)->Unlock();
+}
+
+// Every nesting of the table in lib/mutex.h, each as the code takes it.
+const std::vector<std::vector<LockRank>>& TableNestings() {
+  static const auto* nestings = new std::vector<std::vector<LockRank>>{
+      // Placing a timer: Arm -> WheelLevel::Add -> DelayQueue::Offer.
+      {LockRank::kNode, LockRank::kLevel, LockRank::kDelayQueue},
+      // Advance, Detach, Close: a level alone, then the queue.
+      {LockRank::kLevel, LockRank::kDelayQueue},
+      // A worker fills its stash; Close and the counts read each.
+      {LockRank::kPool, LockRank::kStash},
+      // A steal: the victim's stash, then its own.
+      {LockRank::kPool, LockRank::kStash, LockRank::kStash},
+      // A clock's NotifyTimeChanged wakes each sleeping queue.
+      {LockRank::kClockWakeUps, LockRank::kDelayQueue},
+      // A cache goes back to its pool.
+      {LockRank::kNodeRegistry, LockRank::kNodeDepot},
+      // The fork handler holds every depot.
+      {LockRank::kNodeRegistry, LockRank::kNodeDepot, LockRank::kNodeDepot,
+       LockRank::kNodeDepot},
+      // A test's lock held while calling the library.
+      {LockRank::kOutsideLibrary, LockRank::kShutdown},
+      {LockRank::kOutsideLibrary, LockRank::kInbox},
+      {LockRank::kOutsideLibrary, LockRank::kNodeRegistry,
+       LockRank::kNodeDepot},
+      {LockRank::kOutsideLibrary, LockRank::kPool, LockRank::kStash,
+       LockRank::kStash},
+      {LockRank::kOutsideLibrary, LockRank::kClockWakeUps,
+       LockRank::kDelayQueue},
+      {LockRank::kOutsideLibrary, LockRank::kNode, LockRank::kLevel,
+       LockRank::kDelayQueue},
+  };
+  return *nestings;
+}
+
+TEST(LockOrderTest, EveryNestingOfTheTablePasses) {
+  for (const std::vector<LockRank>& chain : TableNestings()) LockChain(chain);
+  // Each lock alone, too.
+  for (int rank = 0; rank < kLockRanks; ++rank) {
+    LockChain({static_cast<LockRank>(rank)});
+  }
+}
+
+TEST(LockOrderTest, ThePoolsDoubleStashStealPasses) {
+  Mutex pool_mu(LockRank::kPool);
+  SpinLock victim(LockRank::kStash);
+  SpinLock own(LockRank::kStash);
+  // As WorkerPool::TakeBatch steals, `own` released first.
+  MutexLock lock(&pool_mu);
+  SpinLockHolder hold_victim(&victim);
+  SpinLockHolder hold_own(&own);
+}
+
+TEST(LockOrderTest, ReleasedLocksNoLongerCount) {
+  SpinLock node(LockRank::kNode);
+  SpinLock level(LockRank::kLevel);
+  Mutex queue(LockRank::kDelayQueue);
+  for (int i = 0; i < 3; ++i) {
+    { MutexLock lock(&queue); }
+    { SpinLockHolder hold(&level); }
+    SpinLockHolder hold(&node);
+    SpinLockHolder hold_level(&level);
+  }
+}
+
+TEST(LockOrderTest, EachThreadCountsOnlyItsOwnLocks) {
+  Mutex queue(LockRank::kDelayQueue);
+  SpinLock level(LockRank::kLevel);
+  MutexLock lock(&queue);
+  // Held by this thread, the queue's rank does not bar another thread from
+  // taking a level lock.
+  std::thread other([&] { SpinLockHolder hold(&level); });
+  other.join();
+}
+
+TEST(LockOrderTest, TwoLocksOutOfOrderAbort) {
+  SKIP_UNLESS_CHECKED();
+  EXPECT_DEATH(
+      {
+        Mutex queue(LockRank::kDelayQueue);
+        SpinLock level(LockRank::kLevel);
+        MutexLock lock(&queue);
+        SpinLockHolder hold(&level);
+      },
+      "lock order violation: taking kLevel \\(WheelLevel::mu_\\) while "
+      "holding kDelayQueue \\(DelayQueue::mu_\\), an inner rank");
+}
+
+TEST(LockOrderTest, EveryNestingReversedAborts) {
+  SKIP_UNLESS_CHECKED();
+  for (const std::vector<LockRank>& chain : TableNestings()) {
+    for (size_t i = 0; i + 1 < chain.size(); ++i) {
+      if (chain[i] == chain[i + 1]) continue;
+      const int outer = static_cast<int>(chain[i]);
+      const int inner = static_cast<int>(chain[i + 1]);
+      SCOPED_TRACE(testing::Message() << kLockTable[outer].name << " under "
+                                      << kLockTable[inner].name);
+      EXPECT_DEATH(LockChain({chain[i + 1], chain[i]}),
+                   "lock order violation: taking k.* while holding k.*, an "
+                   "inner rank");
+    }
+  }
+}
+
+TEST(LockOrderTest, NothingIsTakenUnderALeaf) {
+  SKIP_UNLESS_CHECKED();
+  EXPECT_DEATH(LockChain({LockRank::kNodeDepot, LockRank::kPool}),
+               "taking kPool .* while holding kNodeDepot .*, a leaf");
+  EXPECT_DEATH(LockChain({LockRank::kStash, LockRank::kNode}),
+               "taking kNode .* while holding kStash .*, a leaf");
+  EXPECT_DEATH(LockChain({LockRank::kShutdown, LockRank::kInbox}),
+               "taking kInbox .* while holding kShutdown .*, a leaf");
+}
+
+TEST(LockOrderTest, TwoLocksOfOneRankAbortOutsideADeclaredNesting) {
+  SKIP_UNLESS_CHECKED();
+  constexpr char kSameRank[] =
+      "a lock of the same rank, not a declared nesting";
+  // A steal's two stashes need the pool's mutex.
+  EXPECT_DEATH(LockChain({LockRank::kStash, LockRank::kStash}), kSameRank);
+  // The fork handler's depots need the registry.
+  EXPECT_DEATH(LockChain({LockRank::kNodeDepot, LockRank::kNodeDepot}),
+               kSameRank);
+  // Two nodes, two levels: never.
+  EXPECT_DEATH(LockChain({LockRank::kNode, LockRank::kNode}), kSameRank);
+  EXPECT_DEATH(LockChain({LockRank::kLevel, LockRank::kLevel}), kSameRank);
+}
+
+// The library's own locks carry their ranks: a pool's mutex taken under a
+// node lock (a due timer submitted before the node lock is let go, which an
+// inline executor would deadlock on) aborts.
+TEST(LockOrderTest, SubmittingToThePoolUnderANodeLockAborts) {
+  SKIP_UNLESS_CHECKED();
+  EXPECT_DEATH(
+      {
+        WorkerPool pool([](const WorkerPool::Task&, int) {}, [](uint64_t) {});
+        SpinLock node(LockRank::kNode);
+        SpinLockHolder hold(&node);
+        std::vector<WorkerPool::Task> due(1);
+        pool.Submit(&due);
+      },
+      "taking kPool \\(WorkerPool::mu_\\) while holding kNode "
+      "\\(TimerNode::mu\\), an inner rank");
+}
+
+// As above: a clock moved under a node lock (NotifyTimeChanged takes the
+// clock's list lock, then each sleeping queue's) aborts.
+TEST(LockOrderTest, MovingAClockUnderANodeLockAborts) {
+  SKIP_UNLESS_CHECKED();
+  EXPECT_DEATH(
+      {
+        ManualClock clock;
+        SpinLock node(LockRank::kNode);
+        SpinLockHolder hold(&node);
+        clock.Advance(absl::Seconds(1));
+      },
+      "taking kClockWakeUps \\(ClockWakeUpList::mu_\\) while holding kNode "
+      "\\(TimerNode::mu\\), an inner rank");
+}
+
+// As above: a node's memory taken from its pool under a level lock aborts.
+TEST(LockOrderTest, AllocatingANodeUnderALevelLockAborts) {
+  SKIP_UNLESS_CHECKED();
+  EXPECT_DEATH(
+      {
+        NodePool pool(64, 8);
+        SpinLock level(LockRank::kLevel);
+        SpinLockHolder hold(&level);
+        pool.Allocate();
+      },
+      "taking kNode(Registry|Depot) .* while holding kLevel "
+      "\\(WheelLevel::mu_\\), an inner rank");
+}
+
+}  // namespace
+}  // namespace timingwheel::internal
