@@ -71,9 +71,11 @@
 // Checked: in a debug build (NDEBUG not defined) each thread counts the locks
 // it holds per rank, and a lock taken against this table aborts the process
 // with a message naming both ranks (test/lock_order_test.cc). A release build
-// keeps no rank and checks nothing. Clang (-Wthread-safety-beta) checks the
-// ABSL_ACQUIRED_AFTER declarations of locks that can name each other
-// (WorkerPool::Stash::mu, WheelLevel::mu_) where one function takes both.
+// keeps no rank and checks nothing. Clang (-Wthread-safety-beta, on in the
+// project's clang builds) checks at compile time the ABSL_ACQUIRED_AFTER
+// declarations, a stash after WorkerPool::mu_ and a level after a node lock,
+// where one function takes both; the other pairs cannot name each other
+// (private, or in a .cc), so only the rank check sees them.
 
 #ifndef TIMINGWHEEL_LIB_MUTEX_H_
 #define TIMINGWHEEL_LIB_MUTEX_H_
