@@ -115,18 +115,15 @@ int64_t LatencyHistogram::Percentile(double q) const {
   return Max();
 }
 
-bool TimerCounts::AddNew(int64_t* pending) {
-  if (max_pending_ > 0) {
-    int64_t now = pending_exact_.load(std::memory_order_relaxed);
-    do {
-      if (now >= max_pending_) {
-        *pending = now;
-        return false;
-      }
-    } while (!pending_exact_.compare_exchange_weak(now, now + 1,
-                                                   std::memory_order_relaxed));
-  }
-  scheduled_.Add(1);
+bool TimerCounts::ReservePending(int64_t* pending) {
+  int64_t now = pending_exact_.load(std::memory_order_relaxed);
+  do {
+    if (now >= max_pending_) {
+      *pending = now;
+      return false;
+    }
+  } while (!pending_exact_.compare_exchange_weak(now, now + 1,
+                                                 std::memory_order_relaxed));
   return true;
 }
 
@@ -134,24 +131,6 @@ void TimerCounts::UndoNew() {
   scheduled_.Add(-1);
   // With max_pending, the retirement already gave back the reservation.
   if (max_pending_ == 0) retired_.Add(-1);
-}
-
-void TimerCounts::Armed() {
-  scheduled_.Add(1);
-  if (max_pending_ > 0) pending_exact_.fetch_add(1, std::memory_order_relaxed);
-}
-
-void TimerCounts::Stopped() {
-  stopped_.Add(1);
-  if (max_pending_ > 0) pending_exact_.fetch_sub(1, std::memory_order_relaxed);
-}
-
-void TimerCounts::Retired() {
-  if (max_pending_ > 0) {
-    pending_exact_.fetch_sub(1, std::memory_order_relaxed);
-  } else {
-    retired_.Add(1);
-  }
 }
 
 int64_t TimerCounts::Pending() const {

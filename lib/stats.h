@@ -85,17 +85,37 @@ class TimerCounts {
   // A new timer (AfterFunc, Every, ...): counts it scheduled and pending.
   // With max_pending timers pending already it counts nothing and returns
   // false, with their number in `*pending`.
-  bool AddNew(int64_t* pending);
+  bool AddNew(int64_t* pending) {
+    if (max_pending_ > 0 && !ReservePending(pending)) return false;
+    scheduled_.Add(1);
+    return true;
+  }
   // A new timer that was never armed after all (the wheel shut down while
   // it was made), after its cancel counted it retired: undoes both.
   void UndoNew();
   // An arm that is not a new timer's (a Reset of a timer not pending).
-  void Armed();
+  void Armed() {
+    scheduled_.Add(1);
+    if (max_pending_ > 0) {
+      pending_exact_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   // A Stop (or a task the executor dropped) that ended a pending arm.
-  void Stopped();
+  void Stopped() {
+    stopped_.Add(1);
+    if (max_pending_ > 0) {
+      pending_exact_.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
   // A pending arm that ended otherwise: it started (one-shot), its schedule
   // ended, or it was cancelled.
-  void Retired();
+  void Retired() {
+    if (max_pending_ > 0) {
+      pending_exact_.fetch_sub(1, std::memory_order_relaxed);
+    } else {
+      retired_.Add(1);
+    }
+  }
   // Pending, as Stats::pending; momentarily off while counts race.
   int64_t Pending() const;
 
@@ -125,6 +145,10 @@ class TimerCounts {
   void Fill(Stats* stats) const;
 
  private:
+  // With max_pending: one more pending timer, unless there are max_pending
+  // already (then their number goes to `*pending`).
+  bool ReservePending(int64_t* pending);
+
   const int64_t max_pending_;
   std::atomic<int64_t> pending_exact_{0};  // with max_pending only
   ShardedCounter scheduled_;

@@ -15,9 +15,6 @@ namespace {
 // has one of its own, at most kMaxLanes (each costs a set of levels and its
 // own buckets in the delay queue).
 constexpr int kMaxLanes = 16;
-// This thread's number for picking a lane; -1 until first needed.
-thread_local int tls_lane_index = -1;
-
 int LaneCount() {
   return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1,
                     kMaxLanes);
@@ -38,14 +35,10 @@ Wheel::Wheel(const TimeBase* time, int wheel_size, NodePool* pool,
   }
 }
 
-NodeHome* Wheel::HomeOfThisThread() {
-  int index = tls_lane_index;
-  if (index < 0) {
-    static std::atomic<int> next{0};
-    index = tls_lane_index = next.fetch_add(1, std::memory_order_relaxed) &
-                             std::numeric_limits<int>::max();
-  }
-  return &lanes_[index % lanes_.size()]->home;
+int Wheel::NextLaneIndex() {
+  static std::atomic<int> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed) &
+         std::numeric_limits<int>::max();
 }
 
 Wheel::ArmResult Wheel::Arm(TimerNode* node, int64_t deadline_ns,
@@ -113,19 +106,6 @@ Wheel::ArmResult Wheel::Dispatch(TimerNode* node, uint64_t gen,
   }
   batch->push_back({node, gen, node->deadline_ns});
   return ArmResult::kArmed;
-}
-
-Wheel::UnlinkResult Wheel::Unlink(TimerNode* node, uint64_t gen) {
-  Bucket* bucket = node->where.load(std::memory_order_acquire);
-  if (bucket == nullptr) return UnlinkResult::kNotLinked;
-  if (bucket->level()->Remove(node, bucket, gen)) {
-    return UnlinkResult::kUnlinked;
-  }
-  // Still naming the bucket but not in it: a flush detached it. (A Stop that
-  // unlinked it meanwhile cleared `where`.)
-  return node->where.load(std::memory_order_acquire) == bucket
-             ? UnlinkResult::kInTransit
-             : UnlinkResult::kNotLinked;
 }
 
 void Wheel::AdvanceTo(int64_t release_tick) {

@@ -84,7 +84,11 @@ class Wheel {
   const DelayQueue& queue() const { return queue_; }
   // The lane of the calling thread: threads are numbered round-robin on
   // first use.
-  NodeHome* HomeOfThisThread();
+  NodeHome* HomeOfThisThread() {
+    int index = tls_lane_index;
+    if (index < 0) index = tls_lane_index = NextLaneIndex();
+    return &lanes_[index % lanes_.size()]->home;
+  }
 
   // Sets the node's deadline for arm `gen` and links it, or dispatches it
   // into `batch` when due. The node is in state (gen, kPending) and the caller
@@ -103,7 +107,16 @@ class Wheel {
   // bucket, which, for a caller that holds the node's lock and asks for
   // kAnyGeneration, means a flush detached it (only linkers, which hold that
   // lock, set `where`; a Stop that unlinks clears it).
-  UnlinkResult Unlink(TimerNode* node, uint64_t gen);
+  UnlinkResult Unlink(TimerNode* node, uint64_t gen) {
+    Bucket* bucket = node->where.load(std::memory_order_acquire);
+    if (bucket == nullptr) return UnlinkResult::kNotLinked;
+    if (bucket->level()->Remove(node, bucket, gen)) {
+      return UnlinkResult::kUnlinked;
+    }
+    return node->where.load(std::memory_order_acquire) == bucket
+               ? UnlinkResult::kInTransit
+               : UnlinkResult::kNotLinked;
+  }
 
   // Moves `current` of every level of every lane to `release_tick`.
   void AdvanceTo(int64_t release_tick);
@@ -123,6 +136,11 @@ class Wheel {
 
  private:
   friend class timingwheel::EngineTestPeer;
+
+  // This thread's number for picking a lane; -1 until first needed.
+  static inline thread_local int tls_lane_index = -1;
+  // The next thread's number, round-robin (never negative).
+  static int NextLaneIndex();
 
   ArmResult Place(TimerNode* node, int64_t expiration_tick, uint64_t gen,
                   bool recheck, std::vector<DueTimer>* batch)
