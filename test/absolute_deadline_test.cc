@@ -55,9 +55,9 @@ TEST_F(AtClockTimeTest, FiresExactlyAtAnAlignedPointAndNeverBefore) {
   const Timer timer = AtLogged(when);
   EXPECT_EQ(timer.Deadline(), when);
   Advance(when - clock_->Now() - absl::Nanoseconds(1));
-  EXPECT_EQ(log_->size(), 0u);
+  EXPECT_EQ(log_->count(), 0);
   Advance(absl::Nanoseconds(1));
-  ASSERT_EQ(log_->size(), 1u);
+  ASSERT_EQ(log_->count(), 1);
   EXPECT_EQ(log_->runs()[0], when);
 }
 
@@ -66,12 +66,12 @@ TEST_F(AtClockTimeTest, PointBetweenTicksFiresAtTheNextTick) {
   const Timer timer = AtLogged(when);
   EXPECT_EQ(timer.Deadline(), when);  // as given, not rounded
   Advance(when);
-  EXPECT_EQ(log_->size(), 0u);
+  EXPECT_EQ(log_->count(), 0);
   EXPECT_EQ(timer.TimeLeft(), absl::ZeroDuration());
   Advance(absl::Milliseconds(5) - when - absl::Nanoseconds(1));
-  EXPECT_EQ(log_->size(), 0u);
+  EXPECT_EQ(log_->count(), 0);
   Advance(absl::Nanoseconds(1));
-  ASSERT_EQ(log_->size(), 1u);
+  ASSERT_EQ(log_->count(), 1);
   EXPECT_EQ(log_->runs()[0], absl::Milliseconds(5));
 }
 
@@ -80,9 +80,9 @@ TEST_F(AtClockTimeTest, SubNanosecondPointIsRoundedUp) {
       AtLogged(absl::Milliseconds(3) + absl::Nanoseconds(1) / 4);
   EXPECT_EQ(timer.Deadline(), absl::Milliseconds(3) + absl::Nanoseconds(1));
   Advance(absl::Milliseconds(3));
-  EXPECT_EQ(log_->size(), 0u);
+  EXPECT_EQ(log_->count(), 0);
   Advance(kTick);
-  EXPECT_EQ(log_->size(), 1u);
+  EXPECT_EQ(log_->count(), 1);
 }
 
 TEST_F(AtClockTimeTest, PassedPointRunsAtOnceOnAWorker) {
@@ -98,7 +98,7 @@ TEST_F(AtClockTimeTest, PassedPointRunsAtOnceOnAWorker) {
                                 })
                   .ok());
   Advance(absl::ZeroDuration());
-  ASSERT_EQ(log_->size(), 1u);
+  ASSERT_EQ(log_->count(), 1);
   EXPECT_EQ(log_->runs()[0], absl::Seconds(2));
   EXPECT_FALSE(inline_run.load());
 }
@@ -107,9 +107,9 @@ TEST_F(AtClockTimeTest, PointFarAheadCascadesAndFiresAtItsTick) {
   const absl::Duration when = absl::Hours(30) + absl::Milliseconds(17);
   AtLogged(when);
   Advance(when - absl::Nanoseconds(1));
-  EXPECT_EQ(log_->size(), 0u);
+  EXPECT_EQ(log_->count(), 0);
   Advance(absl::Nanoseconds(1));
-  ASSERT_EQ(log_->size(), 1u);
+  ASSERT_EQ(log_->count(), 1);
   EXPECT_EQ(log_->runs()[0], when);
 }
 
@@ -129,10 +129,10 @@ TEST(AtClockTimeOriginTest, PointIsTheClocksTimeNotTheWheelsAge) {
   EXPECT_EQ(timer.TimeLeft(), absl::Milliseconds(5));
   clock->Advance(absl::Milliseconds(5) - absl::Nanoseconds(1));
   TimingWheelTestPeer::WaitIdle(*wheel);
-  EXPECT_EQ(log->size(), 0u);
+  EXPECT_EQ(log->count(), 0);
   clock->Advance(absl::Nanoseconds(1));
   TimingWheelTestPeer::WaitIdle(*wheel);
-  ASSERT_EQ(log->size(), 1u);
+  ASSERT_EQ(log->count(), 1);
   EXPECT_EQ(log->runs()[0], when);
 }
 

@@ -213,25 +213,13 @@ class ConstantScheduler : public Scheduler {
   int left_;
 };
 
-class ScheduleFuncTest : public ::testing::Test {
+class ScheduleFuncTest : public ManualWheelTest</*kWorkers=*/1> {
  protected:
-  ScheduleFuncTest() {
-    Options options;
-    options.clock = clock_;
-    options.workers = 1;
-    wheel_ = TimingWheel::Create(std::move(options)).value();
-  }
-  // Moves the clock by `d` and waits until everything due has run.
-  void Advance(absl::Duration d) {
-    clock_->Advance(d);
-    TimingWheelTestPeer::WaitIdle(*wheel_);
-  }
   // Advances 1 ms at a time up to `ms` since the start; records the times
   // (in ms) at which `runs_` grew.
   void RunUntil(int64_t ms) {
     while (absl::ToInt64Milliseconds(clock_->Now()) < ms) {
-      clock_->Advance(Ms(1));
-      TimingWheelTestPeer::WaitIdle(*wheel_);
+      Advance(Ms(1));
       while (seen_ < runs_) {
         ++seen_;
         run_times_.push_back(absl::ToInt64Milliseconds(clock_->Now()));
@@ -239,8 +227,6 @@ class ScheduleFuncTest : public ::testing::Test {
     }
   }
 
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
-  std::unique_ptr<TimingWheel> wheel_;
   std::atomic<int> runs_{0};
   int seen_ = 0;
   std::vector<int64_t> run_times_;
@@ -369,7 +355,7 @@ TEST_F(ScheduleFuncTest, ADelayNotPositiveRunsAtOnceThenOncePerTick) {
     auto timer = wheel_->ScheduleFunc(
         std::make_unique<ConstantScheduler>(delay, 1000), [&runs] { ++runs; });
     ASSERT_TRUE(timer.ok());
-    TimingWheelTestPeer::WaitIdle(*wheel_);
+    WaitIdle();
     EXPECT_EQ(runs, 1) << delay;
     Advance(Ms(1) / 2);  // from a tick boundary: the next one is 1 ms away
     EXPECT_EQ(runs, 1) << delay;

@@ -215,7 +215,7 @@ TEST(StressTest, NothingLostNothingDoubled) {
   for (const auto& mine : owned) {
     for (const auto& timer : mine) {
       for (const OwnedTimer::Arm& arm : timer->arms) live += !arm.cancelled;
-      live -= static_cast<int64_t>(timer->log->size());
+      live -= timer->log->count();
     }
   }
   EXPECT_EQ(wheel->Pending(), live) << "scheduled - fired - stopped at rest";

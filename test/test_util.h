@@ -1,29 +1,41 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// test_util.h: what several tests share to drive a wheel deterministically.
+// test_util.h: what the tests share, each helper once. A test file that
+// needs something like one of these uses it from here instead of writing its
+// own.
 //
-// `TestNodes` is a home for the TimerNodes that the unit tests of buckets,
-// levels and timer states make directly, with no engine.
+// Driving a wheel deterministically:
+//   * `TimingWheelTestPeer` reaches the engine behind a TimingWheel (declared
+//     a friend there), and `EngineTestPeer` the wheel inside an engine, for
+//     tests that check where timers sit. `TimingWheelTestPeer::WaitIdle` is
+//     TimingWheel::WaitIdle: every bucket that is due by the clock has been
+//     flushed and every due callback has returned. With a ManualClock that
+//     makes a test exact: advance, wait idle, then check what ran; and it is
+//     how a test shows that something does NOT happen (wait idle, then look
+//     at the counters), never by sleeping.
+//   * `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock,
+//     Start to rebuild it with other Options, and Advance / AdvanceTo, which
+//     move the clock and wait until the wheel is quiescent.
+//   * `TestNodes` is a home for the TimerNodes that the unit tests of
+//     buckets, levels and timer states make directly, with no engine.
 //
-// `TimingWheelTestPeer` reaches the engine behind a TimingWheel (declared a
-// friend there), and `EngineTestPeer` the wheel inside an engine, for tests
-// that check where timers sit. `TimingWheelTestPeer::WaitIdle` is
-// TimingWheel::WaitIdle: every bucket that is due by the clock has been
-// flushed and every due callback has returned. With a ManualClock that makes
-// a test exact: advance, wait idle, then check what ran.
+// Recording what ran:
+//   * `RunLog` records the clock readings at which one timer's callback ran
+//     and the thread of its last run.
+//   * `DestructionCounter` counts the destructions of the callables that
+//     hold it, to show that a callback was destroyed (once, and when).
 //
-// `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock and
-// an Advance that moves the clock and waits until the wheel is quiescent.
+// Waiting for threads, always bounded by `kPatience` so that a failing test
+// fails instead of hanging (std::mutex, not absl::Notification, which is
+// invisible to ThreadSanitizer with Debian's Abseil; see STYLE.md):
+//   * `Event`: a one-shot notification ("it has happened"), waited for by the
+//     test;
+//   * `Gate`: what callbacks or tasks block on until the test opens it;
+//   * `Eventually`: polls a condition that other threads will make true.
 //
-// `ThreadNames` lists the names of the process's threads.
-//
-// `Event` is a one-shot notification on std::mutex (absl::Notification is
-// invisible to ThreadSanitizer with Debian's Abseil; see STYLE.md) whose wait
-// is bounded, so that a failing test fails instead of hanging.
-//
-// `RunLog` records the clock readings at which one timer's callback ran, for
-// the stress and model tests to compare with what the contract allows.
+// `ThreadNames` lists the names of the process's threads; `kSanitized` says
+// whether this is a ThreadSanitizer or AddressSanitizer build.
 
 #ifndef TIMINGWHEEL_TEST_TEST_UTIL_H_
 #define TIMINGWHEEL_TEST_TEST_UTIL_H_
@@ -32,17 +44,22 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "engine.h"
 #include "gtest/gtest.h"
@@ -110,24 +127,39 @@ class TimingWheelTestPeer {
   static void WaitIdle(TimingWheel& wheel) { wheel.WaitIdle(); }
 };
 
-// A fixture with a TimingWheel of `kWorkers` workers on a ManualClock.
-// `Base` is ::testing::Test or a TestWithParam<T>.
+// A fixture with a TimingWheel of `kWorkers` workers (and otherwise the
+// default Options) on a ManualClock. `Base` is ::testing::Test or a
+// TestWithParam<T>.
 template <int kWorkers, class Base = ::testing::Test>
 class ManualWheelTest : public Base {
  protected:
   ManualWheelTest() {
     Options options;
-    options.clock = clock_;
     options.workers = kWorkers;
-    wheel_ = TimingWheel::Create(std::move(options)).value();
+    Start(std::move(options));
   }
+
+  // Replaces the wheel with one built from `options` on clock_ (whatever
+  // clock `options` names).
+  void Start(Options options) {
+    wheel_.reset();
+    options.clock = clock_;
+    absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
+        TimingWheel::Create(std::move(options));
+    ASSERT_TRUE(wheel.ok()) << wheel.status();
+    wheel_ = *std::move(wheel);
+  }
+  // Waits until everything due by the clock has run.
+  void WaitIdle() { TimingWheelTestPeer::WaitIdle(*wheel_); }
   // Moves the clock by `d` and waits until everything due has run.
   void Advance(absl::Duration d) {
     clock_->Advance(d);
-    TimingWheelTestPeer::WaitIdle(*wheel_);
+    WaitIdle();
   }
+  // Moves the clock to `t` (never backwards) and waits.
+  void AdvanceTo(absl::Duration t) { Advance(t - clock_->Now()); }
 
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  const std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
   std::unique_ptr<TimingWheel> wheel_;
 };
 
@@ -183,6 +215,12 @@ class TestNodes {
   std::vector<internal::TimerNode*> nodes_;
 };
 
+// How long a test waits for something that should happen at once before it
+// gives up; only ever reached when the test fails.
+inline constexpr absl::Duration kPatience = absl::Seconds(10);
+
+// A one-shot notification: a thread says that something has happened, the
+// test waits for it.
 class Event {
  public:
   void Notify() {
@@ -191,7 +229,7 @@ class Event {
     cv_.notify_all();
   }
   // True once notified; false if `limit` passed first.
-  [[nodiscard]] bool Wait(absl::Duration limit = absl::Seconds(60)) {
+  [[nodiscard]] bool Wait(absl::Duration limit = kPatience) {
     std::unique_lock<std::mutex> lock(mu_);
     return cv_.wait_for(lock, absl::ToChronoNanoseconds(limit),
                         [this] { return notified_; });
@@ -202,6 +240,32 @@ class Event {
   std::condition_variable cv_;
   bool notified_ = false;
 };
+
+// What callbacks (or pool tasks) block on until the test opens it; once open,
+// every Pass returns at once. A Pass gives up after `limit`, so that a failing
+// test cannot hang.
+class Gate {
+ public:
+  void Open() { open_.Notify(); }
+  // True if the gate opened, false if `limit` passed first.
+  bool Pass(absl::Duration limit = kPatience) { return open_.Wait(limit); }
+
+ private:
+  Event open_;
+};
+
+// Polls `done` (yielding in between) until it is true or `limit` passes;
+// returns done(). For a condition other threads will make true; never for
+// one that must stay false (wait until the wheel is idle instead).
+inline bool Eventually(const std::function<bool()>& done,
+                       absl::Duration limit = kPatience) {
+  const absl::Time give_up = absl::Now() + limit;
+  while (!done()) {
+    if (absl::Now() > give_up) return done();
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 // The names of this process's threads (/proc/self/task/*/comm).
 inline std::multiset<std::string> ThreadNames() {
@@ -216,10 +280,14 @@ inline std::multiset<std::string> ThreadNames() {
   return names;
 }
 
-// The clock readings at which one timer's callback ran.
+// Records every run of one timer's callback: the clock reading of each, and
+// the thread of the last. Callbacks hold it by shared_ptr (Callback), so it
+// outlives every run. Thread-safe.
 class RunLog {
  public:
   explicit RunLog(std::shared_ptr<Clock> clock) : clock_(std::move(clock)) {}
+
+  // A callback that records its runs into `log`.
   static absl::AnyInvocable<void()> Callback(std::shared_ptr<RunLog> log) {
     return [log] { log->Record(); };
   }
@@ -227,20 +295,51 @@ class RunLog {
     const absl::Duration now = clock_->Now();
     std::lock_guard<std::mutex> lock(mu_);
     runs_.push_back(now);
+    last_thread_ = std::this_thread::get_id();
   }
+
+  // The clock readings of every run, in order.
   std::vector<absl::Duration> runs() const {
     std::lock_guard<std::mutex> lock(mu_);
     return runs_;
   }
-  size_t size() const {
+  // How many runs.
+  int count() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return runs_.size();
+    return static_cast<int>(runs_.size());
+  }
+  // The clock reading of the last run; -InfiniteDuration() before the first.
+  absl::Duration last_run() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return runs_.empty() ? -absl::InfiniteDuration() : runs_.back();
+  }
+  // The thread of the last run; std::thread::id() before the first.
+  std::thread::id last_thread() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_thread_;
   }
 
  private:
   const std::shared_ptr<Clock> clock_;
   mutable std::mutex mu_;
   std::vector<absl::Duration> runs_;
+  std::thread::id last_thread_;
+};
+
+// Adds 1 to `*count` when destroyed, unless moved from: captured by a
+// callback, it counts the destructions of that callback.
+class DestructionCounter {
+ public:
+  explicit DestructionCounter(std::atomic<int64_t>* count) : count_(count) {}
+  DestructionCounter(DestructionCounter&& other) noexcept
+      : count_(std::exchange(other.count_, nullptr)) {}
+  DestructionCounter& operator=(DestructionCounter&&) = delete;
+  ~DestructionCounter() {
+    if (count_ != nullptr) count_->fetch_add(1);
+  }
+
+ private:
+  std::atomic<int64_t>* count_;
 };
 
 }  // namespace timingwheel

@@ -27,7 +27,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -43,16 +42,6 @@ std::string CurrentThreadName() {
   char name[32] = {};
   pthread_getname_np(pthread_self(), name, sizeof(name));
   return name;
-}
-
-// Spins (yielding) until `done()` or ten seconds pass; returns done().
-bool Eventually(const std::function<bool()>& done) {
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  while (!done()) {
-    if (absl::Now() > give_up) return done();
-    std::this_thread::yield();
-  }
-  return true;
 }
 
 // Every call of an on_thread_start hook: role, index, and what the thread

@@ -14,7 +14,6 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <thread>
 #include <vector>
 
@@ -83,22 +82,13 @@ TEST(TimerStateTest, IsPendingForPendingDispatchedAndRunningArmedOnly) {
   EXPECT_FALSE(IsPending(State::kCancelled));
 }
 
-// Counts its destructions.
-class Probe {
- public:
-  explicit Probe(std::atomic<int>* destroyed) : destroyed_(destroyed) {}
-  ~Probe() { destroyed_->fetch_add(1); }
-
- private:
-  std::atomic<int>* destroyed_;
-};
-
 class TimerNodeTest : public ::testing::Test {
  protected:
-  // A node whose callback owns a Probe.
-  TimerNode* NewProbeNode(std::atomic<int>* destroyed, int* runs = nullptr) {
+  // A node whose callback holds a DestructionCounter of `*destroyed`.
+  TimerNode* NewCountedNode(std::atomic<int64_t>* destroyed,
+                            int* runs = nullptr) {
     return TimerNode::New(nodes_.home(),
-                          [probe = std::make_unique<Probe>(destroyed), runs] {
+                          [counter = DestructionCounter(destroyed), runs] {
                             if (runs != nullptr) ++*runs;
                           });
   }
@@ -117,8 +107,8 @@ TEST(TimerNodeLayoutTest, FitsInAHundredAndTwelveBytes) {
 #endif
 
 TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
-  std::atomic<int> destroyed{0};
-  TimerNode* node = NewProbeNode(&destroyed);
+  std::atomic<int64_t> destroyed{0};
+  TimerNode* node = NewCountedNode(&destroyed);
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kPending));
   EXPECT_EQ(node->home, nodes_.home());
   EXPECT_FALSE(node->periodic());
@@ -129,8 +119,8 @@ TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
 }
 
 TEST_F(TimerNodeTest, CasStateSucceedsOnlyFromTheExpectedWord) {
-  std::atomic<int> destroyed{0};
-  TimerNode* node = NewProbeNode(&destroyed);
+  std::atomic<int64_t> destroyed{0};
+  TimerNode* node = NewCountedNode(&destroyed);
   uint64_t expected = MakeStateWord(1, State::kPending);  // wrong generation
   EXPECT_FALSE(node->CasState(expected, MakeStateWord(1, State::kStopped)));
   EXPECT_EQ(expected, MakeStateWord(0, State::kPending));  // what it saw
@@ -140,17 +130,17 @@ TEST_F(TimerNodeTest, CasStateSucceedsOnlyFromTheExpectedWord) {
 }
 
 TEST_F(TimerNodeTest, OneReferenceUnrefDestroysTheCallback) {
-  std::atomic<int> destroyed{0};
-  TimerNode* node = NewProbeNode(&destroyed);
+  std::atomic<int64_t> destroyed{0};
+  TimerNode* node = NewCountedNode(&destroyed);
   EXPECT_EQ(destroyed.load(), 0);
   node->Unref();
   EXPECT_EQ(destroyed.load(), 1);
 }
 
 TEST_F(TimerNodeTest, CallbackLivesUntilTheLastReference) {
-  std::atomic<int> destroyed{0};
+  std::atomic<int64_t> destroyed{0};
   int runs = 0;
-  TimerNode* node = NewProbeNode(&destroyed, &runs);
+  TimerNode* node = NewCountedNode(&destroyed, &runs);
   node->Ref();
   node->Ref();  // three references
   node->Unref();
@@ -165,8 +155,8 @@ TEST_F(TimerNodeTest, CallbackLivesUntilTheLastReference) {
 
 TEST_F(TimerNodeTest, ClearedCallbackIsDestroyedBeforeTheNode) {
   // What Shutdown does for a cancelled node.
-  std::atomic<int> destroyed{0};
-  TimerNode* node = NewProbeNode(&destroyed);
+  std::atomic<int64_t> destroyed{0};
+  TimerNode* node = NewCountedNode(&destroyed);
   node->callback = nullptr;
   EXPECT_EQ(destroyed.load(), 1);
   node->Unref();
@@ -177,8 +167,8 @@ TEST_F(TimerNodeTest, ConcurrentUnrefsDestroyExactlyOnce) {
   constexpr int kThreads = 4;
   constexpr int kRefsPerThread = 1000;
   for (int round = 0; round < 20; ++round) {
-    std::atomic<int> destroyed{0};
-    TimerNode* node = NewProbeNode(&destroyed);
+    std::atomic<int64_t> destroyed{0};
+    TimerNode* node = NewCountedNode(&destroyed);
     for (int i = 0; i < kThreads * kRefsPerThread - 1; ++i) node->Ref();
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
@@ -194,8 +184,8 @@ TEST_F(TimerNodeTest, ConcurrentUnrefsDestroyExactlyOnce) {
 TEST_F(TimerNodeTest, NodeKeepsItsHomeAlive) {
   // The home's owner lets go first; the node's last Unref then releases the
   // owner too (AddressSanitizer checks that nothing is used after it).
-  std::atomic<int> destroyed{0};
-  TimerNode* node = NewProbeNode(&destroyed);
+  std::atomic<int64_t> destroyed{0};
+  TimerNode* node = NewCountedNode(&destroyed);
   nodes_.Release();
   EXPECT_EQ(homes_destroyed_.load(), 0);
   EXPECT_EQ(node->home->lane(), 0);  // still a live home
@@ -205,8 +195,8 @@ TEST_F(TimerNodeTest, NodeKeepsItsHomeAlive) {
 }
 
 TEST_F(TimerNodeTest, CancelEndsOnlyAPendingOrDispatchedArmOfItsGeneration) {
-  std::atomic<int> destroyed{0};
-  TimerNode* node = NewProbeNode(&destroyed);
+  std::atomic<int64_t> destroyed{0};
+  TimerNode* node = NewCountedNode(&destroyed);
   EXPECT_FALSE(node->Cancel(1));  // another generation
   uint64_t word = MakeStateWord(0, State::kPending);
   ASSERT_TRUE(node->CasState(word, MakeStateWord(0, State::kDispatched)));
@@ -214,7 +204,7 @@ TEST_F(TimerNodeTest, CancelEndsOnlyAPendingOrDispatchedArmOfItsGeneration) {
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kCancelled));
   EXPECT_FALSE(node->Cancel(kAnyGeneration));  // final
   node->Unref();
-  TimerNode* running = NewProbeNode(&destroyed);
+  TimerNode* running = NewCountedNode(&destroyed);
   word = MakeStateWord(0, State::kPending);
   ASSERT_TRUE(running->CasState(word, MakeStateWord(3, State::kRunning)));
   EXPECT_FALSE(running->Cancel(kAnyGeneration));

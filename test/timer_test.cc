@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,7 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -31,18 +29,6 @@
 
 namespace timingwheel {
 namespace {
-
-constexpr absl::Duration kPatience = absl::Seconds(10);
-
-// Spins (yielding) until `done()` or the patience runs out; returns done().
-bool Eventually(const std::function<bool()>& done) {
-  const absl::Time give_up = absl::Now() + kPatience;
-  while (!done()) {
-    if (absl::Now() > give_up) return done();
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 // What a callback saw when it asked its own timer (Timer::Current()).
 struct Answers {

@@ -72,87 +72,6 @@ constexpr int kSlowdown = kSanitized ? 10 : 1;  // looser real-time bounds
 
 constexpr absl::Duration kTick = absl::Milliseconds(1);
 constexpr absl::Duration kYear = absl::Hours(24 * 365);
-// How long a test waits for something that should happen at once before it
-// gives up; only ever reached when the test fails.
-constexpr absl::Duration kPatience = absl::Seconds(10);
-
-// Records every run of a callback: how many, when by the clock, and on which
-// thread. Callbacks hold it by shared_ptr, so it outlives every run.
-class Probe {
- public:
-  explicit Probe(std::shared_ptr<Clock> clock) : clock_(std::move(clock)) {}
-
-  static absl::AnyInvocable<void()> Record(std::shared_ptr<Probe> probe) {
-    return [probe] { probe->OnRun(); };
-  }
-
-  int runs() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return static_cast<int>(times_.size());
-  }
-  // Clock readings of every run, in order.
-  std::vector<absl::Duration> times() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return times_;
-  }
-  absl::Duration last_run() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return times_.empty() ? -absl::InfiniteDuration() : times_.back();
-  }
-  std::thread::id last_thread() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return thread_;
-  }
-
- private:
-  void OnRun() {
-    std::lock_guard<std::mutex> lock(mu_);
-    times_.push_back(clock_->Now());
-    thread_ = std::this_thread::get_id();
-  }
-
-  const std::shared_ptr<Clock> clock_;
-  mutable std::mutex mu_;
-  std::vector<absl::Duration> times_;
-  std::thread::id thread_;
-};
-
-// A one-shot gate: callbacks block in Wait until the test opens it (or the
-// patience runs out, so a failing test does not hang).
-class Gate {
- public:
-  void Open() {
-    std::lock_guard<std::mutex> lock(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-  // True if opened, false on timeout.
-  bool Wait(absl::Duration limit = kPatience) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, absl::ToChronoNanoseconds(limit),
-                        [this] { return open_; });
-  }
-  bool is_open() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return open_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
-
-// Spins (yielding) until `done()` or the patience runs out; returns done().
-bool Eventually(const std::function<bool()>& done,
-                absl::Duration limit = kPatience) {
-  const absl::Time give_up = absl::Now() + limit;
-  while (!done()) {
-    if (absl::Now() > give_up) return done();
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 // Runs `scenario` on its own thread and fails if it has not returned within
 // `limit`. A deadlocked thread cannot be reclaimed (and std::async's future
@@ -180,60 +99,38 @@ Options DefaultOptions() {
   return options;
 }
 
-class TimingWheelTest : public ::testing::Test {
+// A wheel of DefaultOptions() on a ManualClock, and helpers that record the
+// runs of a timer in a RunLog.
+class TimingWheelTest : public ManualWheelTest</*kWorkers=*/2> {
  protected:
-  void SetUp() override { Start(); }
+  std::shared_ptr<RunLog> NewLog() { return std::make_shared<RunLog>(clock_); }
 
-  // Replaces the wheel with one on clock_ built from `options`.
-  void Start(Options options = DefaultOptions()) {
-    wheel_.reset();
-    options.clock = clock_;
-    absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
-        TimingWheel::Create(std::move(options));
-    ASSERT_TRUE(wheel.ok()) << wheel.status();
-    wheel_ = *std::move(wheel);
-  }
-
-  void WaitIdle() { TimingWheelTestPeer::WaitIdle(*wheel_); }
-  // Moves the clock forward by `d` and waits until everything due has run.
-  void Advance(absl::Duration d) {
-    clock_->Advance(d);
-    WaitIdle();
-  }
-  // Moves the clock to `t` (never backwards) and waits.
-  void AdvanceTo(absl::Duration t) { Advance(t - clock_->Now()); }
-
-  std::shared_ptr<Probe> NewProbe() { return std::make_shared<Probe>(clock_); }
-
-  // AfterFunc(d) recording into `probe`; the test fails if it is refused.
-  Timer After(absl::Duration d, const std::shared_ptr<Probe>& probe) {
-    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, Probe::Record(probe));
+  // AfterFunc(d) recording into `log`; the test fails if it is refused.
+  Timer After(absl::Duration d, const std::shared_ptr<RunLog>& log) {
+    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, RunLog::Callback(log));
     EXPECT_TRUE(timer.ok()) << timer.status();
     return timer.ok() ? *timer : Timer();
   }
-  Timer EveryProbe(absl::Duration period, const std::shared_ptr<Probe>& probe) {
-    absl::StatusOr<Timer> timer = wheel_->Every(period, Probe::Record(probe));
+  Timer EveryLog(absl::Duration period, const std::shared_ptr<RunLog>& log) {
+    absl::StatusOr<Timer> timer = wheel_->Every(period, RunLog::Callback(log));
     EXPECT_TRUE(timer.ok()) << timer.status();
     return timer.ok() ? *timer : Timer();
   }
-
-  const std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
-  std::unique_ptr<TimingWheel> wheel_;
 };
 
 // ---------------------------------------------------------------------------
 // Timing
 
 TEST_F(TimingWheelTest, AlignedDeadlineFiresExactlyWhenTheClockReachesIt) {
-  auto probe = NewProbe();
-  After(absl::Milliseconds(5), probe);
+  auto log = NewLog();
+  After(absl::Milliseconds(5), log);
   Advance(absl::Milliseconds(5) - absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
   Advance(absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 1);
-  EXPECT_EQ(probe->last_run(), absl::Milliseconds(5));
+  EXPECT_EQ(log->count(), 1);
+  EXPECT_EQ(log->last_run(), absl::Milliseconds(5));
   Advance(absl::Hours(1));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
 }
 
 TEST_F(TimingWheelTest, ABigBucketAndTheBucketsFlushedDuringItsCascadeAllRun) {
@@ -354,75 +251,75 @@ TEST_F(TimingWheelTest, NeverRunsBeforeItsDeadline) {
                                    absl::Microseconds(20001),
                                    absl::Microseconds(123456),
                                    absl::Milliseconds(401)};
-  std::vector<std::pair<absl::Duration, std::shared_ptr<Probe>>> timers;
+  std::vector<std::pair<absl::Duration, std::shared_ptr<RunLog>>> timers;
   for (absl::Duration d : delays) {
-    timers.emplace_back(d, NewProbe());
+    timers.emplace_back(d, NewLog());
     After(d, timers.back().second);
   }
   const absl::Duration step = kTick / 3;
   while (clock_->Now() < absl::Milliseconds(410)) {
     Advance(step);
     const absl::Duration now = clock_->Now();
-    for (const auto& [d, probe] : timers) {
+    for (const auto& [d, log] : timers) {
       if (now < d) {
-        EXPECT_EQ(probe->runs(), 0) << "delay " << d << " ran early at " << now;
+        EXPECT_EQ(log->count(), 0) << "delay " << d << " ran early at " << now;
       } else if (now >= absl::Ceil(d, kTick)) {
-        EXPECT_EQ(probe->runs(), 1) << "delay " << d << " missing at " << now;
+        EXPECT_EQ(log->count(), 1) << "delay " << d << " missing at " << now;
       }
     }
   }
-  for (const auto& [d, probe] : timers) {
-    ASSERT_EQ(probe->runs(), 1) << d;
-    EXPECT_GE(probe->last_run(), d);
+  for (const auto& [d, log] : timers) {
+    ASSERT_EQ(log->count(), 1) << d;
+    EXPECT_GE(log->last_run(), d);
     // By the first stop of the clock at or after the next tick boundary.
-    EXPECT_LT(probe->last_run(), absl::Ceil(d, kTick) + step) << d;
+    EXPECT_LT(log->last_run(), absl::Ceil(d, kTick) + step) << d;
   }
 }
 
 TEST_F(TimingWheelTest, UnalignedDeadlineFiresByTheNextTickBoundary) {
-  auto probe = NewProbe();
-  After(absl::Microseconds(5300), probe);
+  auto log = NewLog();
+  After(absl::Microseconds(5300), log);
   Advance(absl::Microseconds(5300) - absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
   AdvanceTo(absl::Milliseconds(6));
-  ASSERT_EQ(probe->runs(), 1);
-  EXPECT_GE(probe->last_run(), absl::Microseconds(5300));
+  ASSERT_EQ(log->count(), 1);
+  EXPECT_GE(log->last_run(), absl::Microseconds(5300));
 }
 
 TEST_F(TimingWheelTest, ZeroAndNegativeDelaysRunOnAWorkerNeverInline) {
   for (absl::Duration d : {absl::ZeroDuration(), -absl::Nanoseconds(1),
                            -absl::Hours(1), -100 * kYear}) {
-    auto probe = NewProbe();
-    After(d, probe);
+    auto log = NewLog();
+    After(d, log);
     WaitIdle();  // the clock does not move
-    ASSERT_EQ(probe->runs(), 1) << d;
-    EXPECT_NE(probe->last_thread(), std::this_thread::get_id()) << d;
-    EXPECT_EQ(probe->last_run(), absl::ZeroDuration());
+    ASSERT_EQ(log->count(), 1) << d;
+    EXPECT_NE(log->last_thread(), std::this_thread::get_id()) << d;
+    EXPECT_EQ(log->last_run(), absl::ZeroDuration());
   }
 }
 
 TEST_F(TimingWheelTest, JumpsOfDaysAndYearsAreProcessedInOneAdvance) {
-  auto days = NewProbe();
-  auto century = NewProbe();
+  auto days = NewLog();
+  auto century = NewLog();
   After(absl::Hours(24 * 3), days);
   After(100 * kYear, century);
   Advance(absl::Hours(24 * 3) - absl::Nanoseconds(1));
-  EXPECT_EQ(days->runs(), 0);
+  EXPECT_EQ(days->count(), 0);
   Advance(absl::Nanoseconds(1));
-  EXPECT_EQ(days->runs(), 1);
-  EXPECT_EQ(century->runs(), 0);
+  EXPECT_EQ(days->count(), 1);
+  EXPECT_EQ(century->count(), 0);
   AdvanceTo(100 * kYear - kTick);
-  EXPECT_EQ(century->runs(), 0);
+  EXPECT_EQ(century->count(), 0);
   Advance(kTick);
-  EXPECT_EQ(century->runs(), 1);
+  EXPECT_EQ(century->count(), 1);
   EXPECT_EQ(century->last_run(), 100 * kYear);
 }
 
 TEST_F(TimingWheelTest, TimerOneHundredYearsOutFiresAfterOneAdvance) {
-  auto probe = NewProbe();
-  After(100 * kYear, probe);
+  auto log = NewLog();
+  After(100 * kYear, log);
   Advance(100 * kYear);
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
@@ -442,18 +339,18 @@ TEST_P(LevelBoundaryTest, FiresAtExactlyItsTickAndNotOneTickEarlier) {
   const absl::Duration delay = (span + offset_ticks) * kTick;
   const absl::Duration start = absl::Milliseconds(start_ms);
   Advance(start);
-  auto probe = NewProbe();
-  After(delay, probe);
+  auto log = NewLog();
+  After(delay, log);
   // Approach the deadline in a few jumps, so that the timer cascades at
   // different points on the way.
   for (absl::Duration at : {start + delay / 3, start + delay / 2,
                             start + delay - 2 * kTick, start + delay - kTick}) {
     AdvanceTo(at);
-    ASSERT_EQ(probe->runs(), 0) << "ran early, at " << clock_->Now();
+    ASSERT_EQ(log->count(), 0) << "ran early, at " << clock_->Now();
   }
   Advance(kTick);
-  ASSERT_EQ(probe->runs(), 1);
-  EXPECT_EQ(probe->last_run(), start + delay);
+  ASSERT_EQ(log->count(), 1);
+  EXPECT_EQ(log->last_run(), start + delay);
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
@@ -485,27 +382,27 @@ TEST_P(AllBoundariesTest, EveryBoundaryFiresAtExactlyItsTick) {
   options.wheel_size = wheel_size;
   Start(std::move(options));
   const int64_t max_ticks = (100 * kYear) / tick;
-  std::map<int64_t, std::vector<std::shared_ptr<Probe>>> by_deadline;
+  std::map<int64_t, std::vector<std::shared_ptr<RunLog>>> by_deadline;
   for (int64_t span = 1; span <= max_ticks / wheel_size; span *= wheel_size) {
     for (int64_t ticks : {span - 1, span, span + 1, span * wheel_size - 1}) {
       if (ticks <= 0 || by_deadline.count(ticks) != 0) continue;
-      auto probe = NewProbe();
-      After(ticks * tick, probe);
-      by_deadline[ticks].push_back(probe);
+      auto log = NewLog();
+      After(ticks * tick, log);
+      by_deadline[ticks].push_back(log);
     }
   }
-  for (const auto& [ticks, probes] : by_deadline) {
+  for (const auto& [ticks, logs] : by_deadline) {
     AdvanceTo((ticks - 1) * tick);
     for (const auto& [other, others] : by_deadline) {
-      for (const auto& probe : others) {
-        ASSERT_EQ(probe->runs(), other < ticks ? 1 : 0)
+      for (const auto& log : others) {
+        ASSERT_EQ(log->count(), other < ticks ? 1 : 0)
             << "deadline " << other << " ticks, clock at " << ticks - 1;
       }
     }
     Advance(tick);
-    for (const auto& probe : probes) {
-      ASSERT_EQ(probe->runs(), 1) << "deadline " << ticks << " ticks";
-      EXPECT_EQ(probe->last_run(), ticks * tick);
+    for (const auto& log : logs) {
+      ASSERT_EQ(log->count(), 1) << "deadline " << ticks << " ticks";
+      EXPECT_EQ(log->last_run(), ticks * tick);
     }
   }
   EXPECT_EQ(wheel_->Pending(), 0);
@@ -582,7 +479,7 @@ TEST_F(TimingWheelTest, NWorkersRunNCallbacksAtOnce) {
 // the whole time, so they all can.
 TEST_F(TimingWheelTest, SlowCallbackHoldsBackNoOtherWhileAWorkerIsFree) {
   constexpr int kOthers = 39;
-  Gate all_others_ran;
+  Event all_others_ran;
   std::atomic<int> others{0};
   std::atomic<bool> slow_saw_all{false};
   std::atomic<int> others_when_slow_gave_up{-1};
@@ -599,7 +496,7 @@ TEST_F(TimingWheelTest, SlowCallbackHoldsBackNoOtherWhileAWorkerIsFree) {
                     ->AfterFunc(kTick,
                                 [&] {
                                   if (others.fetch_add(1) + 1 == kOthers) {
-                                    all_others_ran.Open();
+                                    all_others_ran.Notify();
                                   }
                                 })
                     .ok());
@@ -616,29 +513,29 @@ TEST_F(TimingWheelTest, SlowCallbackHoldsBackNoOtherWhileAWorkerIsFree) {
 // Stop and Reset
 
 TEST_F(TimingWheelTest, StopOfPendingTimerReturnsTrueAndItNeverRuns) {
-  auto probe = NewProbe();
-  Timer timer = After(absl::Milliseconds(10), probe);
+  auto log = NewLog();
+  Timer timer = After(absl::Milliseconds(10), log);
   EXPECT_TRUE(static_cast<bool>(timer));
   Advance(absl::Milliseconds(5));
   EXPECT_TRUE(timer.Stop());
   EXPECT_FALSE(timer.Stop());
   EXPECT_EQ(wheel_->Pending(), 0);
   Advance(absl::Hours(1));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
 }
 
 TEST_F(TimingWheelTest, StopOfFiredTimerReturnsFalse) {
-  auto probe = NewProbe();
-  Timer timer = After(kTick, probe);
+  auto log = NewLog();
+  Timer timer = After(kTick, log);
   Advance(kTick);
-  ASSERT_EQ(probe->runs(), 1);
+  ASSERT_EQ(log->count(), 1);
   EXPECT_FALSE(timer.Stop());
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
 TEST_F(TimingWheelTest, CopiesOfAHandleReferToTheSameTimer) {
-  auto probe = NewProbe();
-  Timer timer = After(kTick, probe);
+  auto log = NewLog();
+  Timer timer = After(kTick, log);
   Timer copy = timer;
   EXPECT_TRUE(copy == timer);
   Timer moved = std::move(copy);
@@ -651,15 +548,15 @@ TEST_F(TimingWheelTest, CopiesOfAHandleReferToTheSameTimer) {
   EXPECT_FALSE(empty.Reset(kTick));
   EXPECT_TRUE(empty != timer);
   Advance(absl::Milliseconds(5));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
 }
 
 TEST_F(TimingWheelTest, ConcurrentStopsReturnTrueExactlyOnce) {
   constexpr int kThreads = 4;
   constexpr int kRounds = 200;
   for (int round = 0; round < kRounds; ++round) {
-    auto probe = NewProbe();
-    Timer timer = After(absl::Milliseconds(1 + round % 50), probe);
+    auto log = NewLog();
+    Timer timer = After(absl::Milliseconds(1 + round % 50), log);
     std::atomic<int> ready{0};
     std::atomic<int> stopped{0};
     std::vector<std::thread> threads;
@@ -683,8 +580,8 @@ TEST_F(TimingWheelTest, ConcurrentStopsRacingTheFireAgreeWithWhatRan) {
   constexpr int kThreads = 3;
   constexpr int kRounds = 200;
   for (int round = 0; round < kRounds; ++round) {
-    auto probe = NewProbe();
-    Timer timer = After(kTick, probe);
+    auto log = NewLog();
+    Timer timer = After(kTick, log);
     std::atomic<int> ready{0};
     std::atomic<int> stopped{0};
     std::vector<std::thread> threads;
@@ -701,7 +598,7 @@ TEST_F(TimingWheelTest, ConcurrentStopsRacingTheFireAgreeWithWhatRan) {
     for (std::thread& thread : threads) thread.join();
     WaitIdle();
     EXPECT_LE(stopped.load(), 1) << "round " << round;
-    EXPECT_EQ(stopped.load() + probe->runs(), 1) << "round " << round;
+    EXPECT_EQ(stopped.load() + log->count(), 1) << "round " << round;
   }
   EXPECT_EQ(wheel_->Pending(), 0);
 }
@@ -713,17 +610,17 @@ TEST_F(TimingWheelTest, StopOfTimerQueuedForABusyWorkerWinsAndItNeverRuns) {
   Options options = DefaultOptions();
   options.workers = 1;
   Start(std::move(options));
-  Gate entered;
+  Event entered;
   Gate release;
   ASSERT_TRUE(wheel_
                   ->AfterFunc(kTick,
                               [&] {
-                                entered.Open();
-                                release.Wait();
+                                entered.Notify();
+                                release.Pass();
                               })
                   .ok());
-  auto probe = NewProbe();
-  Timer queued = After(2 * kTick, probe);
+  auto log = NewLog();
+  Timer queued = After(2 * kTick, log);
   clock_->Advance(kTick);
   ASSERT_TRUE(entered.Wait());
   clock_->Advance(kTick);
@@ -736,135 +633,135 @@ TEST_F(TimingWheelTest, StopOfTimerQueuedForABusyWorkerWinsAndItNeverRuns) {
   EXPECT_EQ(wheel_->Pending(), 0);
   release.Open();
   WaitIdle();
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
 TEST_F(TimingWheelTest, ResetOfPendingTimerReturnsTrueAndFiresOnlyAtNewTime) {
-  auto probe = NewProbe();
-  Timer timer = After(absl::Milliseconds(10), probe);
+  auto log = NewLog();
+  Timer timer = After(absl::Milliseconds(10), log);
   Advance(absl::Milliseconds(5));
   EXPECT_TRUE(timer.Reset(absl::Milliseconds(10)));
   EXPECT_EQ(wheel_->Pending(), 1);
   AdvanceTo(absl::Milliseconds(15) - absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 0) << "fired at the old deadline";
+  EXPECT_EQ(log->count(), 0) << "fired at the old deadline";
   Advance(absl::Nanoseconds(1));
-  ASSERT_EQ(probe->runs(), 1);
-  EXPECT_EQ(probe->last_run(), absl::Milliseconds(15));
+  ASSERT_EQ(log->count(), 1);
+  EXPECT_EQ(log->last_run(), absl::Milliseconds(15));
   Advance(absl::Hours(1));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
 }
 
 // Reset of a pending timer takes it out of its bucket before it links it into
 // another: the other timers of the old bucket, before and after it in the
 // bucket's list, all still fire, each once.
 TEST_F(TimingWheelTest, ResetKeepsTheOtherTimersOfItsOldBucket) {
-  std::vector<std::shared_ptr<Probe>> probes;
+  std::vector<std::shared_ptr<RunLog>> logs;
   std::vector<Timer> timers;
   for (int i = 0; i < 5; ++i) {
-    probes.push_back(NewProbe());
-    timers.push_back(After(absl::Milliseconds(10), probes.back()));
+    logs.push_back(NewLog());
+    timers.push_back(After(absl::Milliseconds(10), logs.back()));
   }
   EXPECT_TRUE(timers[1].Reset(absl::Milliseconds(5)));
   EXPECT_TRUE(timers[3].Reset(absl::Milliseconds(15)));
   Advance(absl::Milliseconds(5));
-  EXPECT_EQ(probes[1]->runs(), 1);
+  EXPECT_EQ(logs[1]->count(), 1);
   Advance(absl::Milliseconds(5));
   for (int i : {0, 2, 4}) {
-    EXPECT_EQ(probes[i]->runs(), 1) << "timer " << i << " of the old bucket";
+    EXPECT_EQ(logs[i]->count(), 1) << "timer " << i << " of the old bucket";
   }
-  EXPECT_EQ(probes[3]->runs(), 0);
+  EXPECT_EQ(logs[3]->count(), 0);
   Advance(absl::Milliseconds(5));
-  EXPECT_EQ(probes[3]->runs(), 1);
+  EXPECT_EQ(logs[3]->count(), 1);
   Advance(absl::Seconds(1));
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(probes[i]->runs(), 1) << "timer " << i;
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(logs[i]->count(), 1) << "timer " << i;
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
 // Reset twice, each time into another bucket, then once more into the bucket
 // it is in: it fires once, at the last deadline only.
 TEST_F(TimingWheelTest, RepeatedResetsFireOnceAtTheLastDeadline) {
-  auto probe = NewProbe();
-  auto neighbour = NewProbe();
-  Timer timer = After(absl::Milliseconds(10), probe);
+  auto log = NewLog();
+  auto neighbour = NewLog();
+  Timer timer = After(absl::Milliseconds(10), log);
   After(absl::Milliseconds(12), neighbour);
   EXPECT_TRUE(timer.Reset(absl::Milliseconds(12)));
   EXPECT_TRUE(timer.Reset(absl::Milliseconds(3)));
   EXPECT_TRUE(timer.Reset(absl::Milliseconds(3)));
   EXPECT_TRUE(timer.Reset(absl::Milliseconds(7)));
   AdvanceTo(absl::Milliseconds(7) - absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
   AdvanceTo(absl::Milliseconds(7));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   Advance(absl::Seconds(1));
-  EXPECT_EQ(probe->runs(), 1);
-  EXPECT_EQ(neighbour->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
+  EXPECT_EQ(neighbour->count(), 1);
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
 TEST_F(TimingWheelTest, ResetToAnEarlierTimeFiresEarlierOnly) {
-  auto probe = NewProbe();
-  Timer timer = After(absl::Hours(1), probe);
+  auto log = NewLog();
+  Timer timer = After(absl::Hours(1), log);
   EXPECT_TRUE(timer.Reset(absl::Milliseconds(3)));
   Advance(absl::Milliseconds(3));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   Advance(absl::Hours(2));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
 }
 
 TEST_F(TimingWheelTest, ResetOfFiredTimerReturnsFalseAndFiresAgain) {
-  auto probe = NewProbe();
-  Timer timer = After(kTick, probe);
+  auto log = NewLog();
+  Timer timer = After(kTick, log);
   Advance(kTick);
-  ASSERT_EQ(probe->runs(), 1);
+  ASSERT_EQ(log->count(), 1);
   EXPECT_FALSE(timer.Reset(absl::Milliseconds(5)));
   EXPECT_EQ(wheel_->Pending(), 1);
   Advance(absl::Milliseconds(5) - absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   Advance(absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 2);
-  EXPECT_EQ(probe->last_run(), absl::Milliseconds(6));
+  EXPECT_EQ(log->count(), 2);
+  EXPECT_EQ(log->last_run(), absl::Milliseconds(6));
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
 TEST_F(TimingWheelTest, ResetOfStoppedTimerReturnsFalseAndArmsItAgain) {
-  auto probe = NewProbe();
-  Timer timer = After(absl::Milliseconds(2), probe);
+  auto log = NewLog();
+  Timer timer = After(absl::Milliseconds(2), log);
   ASSERT_TRUE(timer.Stop());
   EXPECT_FALSE(timer.Reset(absl::Milliseconds(7)));
   EXPECT_EQ(wheel_->Pending(), 1);
   Advance(absl::Milliseconds(6));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
   Advance(kTick);
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
 TEST_F(TimingWheelTest, ResetWithZeroOrNegativeDelayRunsAsap) {
-  auto probe = NewProbe();
-  Timer timer = After(absl::Hours(1), probe);
+  auto log = NewLog();
+  Timer timer = After(absl::Hours(1), log);
   EXPECT_TRUE(timer.Reset(absl::ZeroDuration()));
   WaitIdle();
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   EXPECT_FALSE(timer.Reset(-absl::Seconds(1)));
   WaitIdle();
-  EXPECT_EQ(probe->runs(), 2);
-  EXPECT_NE(probe->last_thread(), std::this_thread::get_id());
+  EXPECT_EQ(log->count(), 2);
+  EXPECT_NE(log->last_thread(), std::this_thread::get_id());
 }
 
 TEST_F(TimingWheelTest, ResetWithInfiniteOrOutOfRangeDelayStopsTheTimer) {
-  auto probe = NewProbe();
-  Timer timer = After(absl::Milliseconds(2), probe);
+  auto log = NewLog();
+  Timer timer = After(absl::Milliseconds(2), log);
   EXPECT_TRUE(timer.Reset(absl::InfiniteDuration()));  // as Stop
   EXPECT_EQ(wheel_->Pending(), 0);
   EXPECT_FALSE(timer.Reset(absl::InfiniteDuration()));
   EXPECT_FALSE(timer.Reset(300 * kYear));  // out of range, already stopped
   EXPECT_EQ(wheel_->Pending(), 0);
-  Timer other = After(absl::Milliseconds(2), probe);
+  Timer other = After(absl::Milliseconds(2), log);
   EXPECT_TRUE(other.Reset(300 * kYear));  // out of range: stops it
   EXPECT_EQ(wheel_->Pending(), 0);
   Advance(absl::Hours(1));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
 }
 
 // Reset from the timer's own callback re-arms it; runs never overlap.
@@ -898,11 +795,11 @@ TEST_F(TimingWheelTest, ResetFromOwnCallbackFiresAgain) {
 }
 
 TEST_F(TimingWheelTest, ResetAfterShutdownReturnsFalseAndNothingRuns) {
-  auto probe = NewProbe();
-  Timer pending = After(absl::Milliseconds(5), probe);
-  Timer fired = After(kTick, probe);
+  auto log = NewLog();
+  Timer pending = After(absl::Milliseconds(5), log);
+  Timer fired = After(kTick, log);
   Advance(kTick);
-  ASSERT_EQ(probe->runs(), 1);
+  ASSERT_EQ(log->count(), 1);
   EXPECT_EQ(wheel_->Shutdown(), 1);
   EXPECT_FALSE(pending.Reset(kTick));
   EXPECT_FALSE(fired.Reset(kTick));
@@ -912,28 +809,28 @@ TEST_F(TimingWheelTest, ResetAfterShutdownReturnsFalseAndNothingRuns) {
   EXPECT_EQ(wheel_->Pending(), 0);
   clock_->Advance(absl::Hours(1));
   absl::SleepFor(absl::Milliseconds(20));  // a wrong run would need a moment
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
 }
 
 TEST_F(TimingWheelTest, ResetOfPeriodicTimerFiresAfterDThenKeepsItsPeriod) {
-  auto probe = NewProbe();
-  Timer timer = EveryProbe(absl::Milliseconds(10), probe);
+  auto log = NewLog();
+  Timer timer = EveryLog(absl::Milliseconds(10), log);
   EXPECT_TRUE(timer.Reset(absl::Milliseconds(3)));
   Advance(absl::Milliseconds(3) - absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
   AdvanceTo(absl::Milliseconds(3));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   AdvanceTo(absl::Milliseconds(10));
-  EXPECT_EQ(probe->runs(), 1) << "ran at the old schedule";
+  EXPECT_EQ(log->count(), 1) << "ran at the old schedule";
   AdvanceTo(absl::Milliseconds(13) - absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   AdvanceTo(absl::Milliseconds(13));
-  EXPECT_EQ(probe->runs(), 2);
+  EXPECT_EQ(log->count(), 2);
   AdvanceTo(absl::Milliseconds(23));
-  EXPECT_EQ(probe->runs(), 3);
-  EXPECT_EQ(probe->times(), (std::vector<absl::Duration>{
-                                absl::Milliseconds(3), absl::Milliseconds(13),
-                                absl::Milliseconds(23)}));
+  EXPECT_EQ(log->count(), 3);
+  EXPECT_EQ(log->runs(), (std::vector<absl::Duration>{absl::Milliseconds(3),
+                                                      absl::Milliseconds(13),
+                                                      absl::Milliseconds(23)}));
   EXPECT_TRUE(timer.Stop());
 }
 
@@ -941,48 +838,47 @@ TEST_F(TimingWheelTest, ResetOfPeriodicTimerFiresAfterDThenKeepsItsPeriod) {
 // Every
 
 TEST_F(TimingWheelTest, EveryRunsEachPeriodFirstAfterOnePeriod) {
-  auto probe = NewProbe();
-  Timer timer = EveryProbe(absl::Milliseconds(10), probe);
+  auto log = NewLog();
+  Timer timer = EveryLog(absl::Milliseconds(10), log);
   Advance(absl::Milliseconds(10) - absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
   Advance(absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   for (int k = 2; k <= 50; ++k) {
     Advance(absl::Milliseconds(10) - absl::Nanoseconds(1));
-    ASSERT_EQ(probe->runs(), k - 1);
+    ASSERT_EQ(log->count(), k - 1);
     Advance(absl::Nanoseconds(1));
-    ASSERT_EQ(probe->runs(), k);
-    EXPECT_EQ(probe->last_run(), k * absl::Milliseconds(10));
+    ASSERT_EQ(log->count(), k);
+    EXPECT_EQ(log->last_run(), k * absl::Milliseconds(10));
     EXPECT_EQ(wheel_->Pending(), 1);
   }
   EXPECT_TRUE(timer.Stop());
   EXPECT_FALSE(timer.Stop());
   Advance(absl::Seconds(1));
-  EXPECT_EQ(probe->runs(), 50);
+  EXPECT_EQ(log->count(), 50);
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
 TEST_F(TimingWheelTest, EveryKeepsToTheScheduleWithAnUnalignedPeriod) {
-  auto probe = NewProbe();
-  Timer timer = EveryProbe(absl::Microseconds(2500), probe);
+  auto log = NewLog();
+  Timer timer = EveryLog(absl::Microseconds(2500), log);
   for (int i = 0; i < 10; ++i) Advance(kTick);
   // Deadlines 2.5, 5, 7.5, 10 ms, each rounded up to a tick.
-  EXPECT_EQ(probe->times(),
-            (std::vector<absl::Duration>{
-                absl::Milliseconds(3), absl::Milliseconds(5),
-                absl::Milliseconds(8), absl::Milliseconds(10)}));
+  EXPECT_EQ(log->runs(), (std::vector<absl::Duration>{
+                             absl::Milliseconds(3), absl::Milliseconds(5),
+                             absl::Milliseconds(8), absl::Milliseconds(10)}));
   EXPECT_TRUE(timer.Stop());
 }
 
 TEST_F(TimingWheelTest, EverySkipsRunsMissedByAJumpAndStaysOnSchedule) {
-  auto probe = NewProbe();
-  Timer timer = EveryProbe(absl::Milliseconds(10), probe);
+  auto log = NewLog();
+  Timer timer = EveryLog(absl::Milliseconds(10), log);
   Advance(absl::Milliseconds(35));
-  EXPECT_EQ(probe->runs(), 1) << "missed runs are skipped, not queued";
+  EXPECT_EQ(log->count(), 1) << "missed runs are skipped, not queued";
   AdvanceTo(absl::Milliseconds(40) - absl::Nanoseconds(1));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   AdvanceTo(absl::Milliseconds(40));
-  EXPECT_EQ(probe->runs(), 2);
+  EXPECT_EQ(log->count(), 2);
   EXPECT_TRUE(timer.Stop());
 }
 
@@ -1010,13 +906,13 @@ TEST_F(TimingWheelTest, EveryRunsNeverOverlap) {
   std::atomic<bool> inside{false};
   std::atomic<int> overlaps{0};
   std::atomic<int> runs{0};
-  Gate first_entered;
+  Event first_entered;
   Gate release;
   absl::StatusOr<Timer> timer = wheel_->Every(absl::Milliseconds(10), [&] {
     if (inside.exchange(true)) overlaps.fetch_add(1);
     if (runs.fetch_add(1) == 0) {
-      first_entered.Open();
-      release.Wait();
+      first_entered.Notify();
+      release.Pass();
     }
     inside.store(false);
   });
@@ -1061,18 +957,18 @@ TEST(TimingWheelRealClockTest, EverySlowCallbackRunsNeverOverlapRealClock) {
 // Pending and max_pending
 
 TEST_F(TimingWheelTest, PendingIsScheduledMinusFiredMinusStopped) {
-  auto probe = NewProbe();
+  auto log = NewLog();
   std::vector<Timer> once;
-  for (int i = 1; i <= 5; ++i) once.push_back(After(i * kTick, probe));
-  Timer every1 = EveryProbe(absl::Milliseconds(10), probe);
-  Timer every2 = EveryProbe(absl::Milliseconds(10), probe);
+  for (int i = 1; i <= 5; ++i) once.push_back(After(i * kTick, log));
+  Timer every1 = EveryLog(absl::Milliseconds(10), log);
+  Timer every2 = EveryLog(absl::Milliseconds(10), log);
   EXPECT_EQ(wheel_->Pending(), 7);
   Advance(2 * kTick);
   EXPECT_EQ(wheel_->Pending(), 5);
   EXPECT_TRUE(once[2].Stop());
   EXPECT_EQ(wheel_->Pending(), 4);
   Advance(absl::Milliseconds(8));  // t = 10: once[3], once[4], both Every
-  EXPECT_EQ(probe->runs(), 2 + 2 + 2);
+  EXPECT_EQ(log->count(), 2 + 2 + 2);
   EXPECT_EQ(wheel_->Pending(), 2) << "a periodic timer counts until stopped";
   EXPECT_TRUE(every1.Stop());
   EXPECT_EQ(wheel_->Pending(), 1);
@@ -1090,26 +986,26 @@ TEST_F(TimingWheelTest, MaxPendingRefusesAtTheCapAndHasRoomAfterStopOrFire) {
   Options options = DefaultOptions();
   options.max_pending = 3;
   Start(std::move(options));
-  auto probe = NewProbe();
-  Timer a = After(kTick, probe);
-  Timer b = After(2 * kTick, probe);
-  Timer c = After(absl::Hours(1), probe);
+  auto log = NewLog();
+  Timer a = After(kTick, log);
+  Timer b = After(2 * kTick, log);
+  Timer c = After(absl::Hours(1), log);
   absl::StatusOr<Timer> refused =
-      wheel_->AfterFunc(kTick, Probe::Record(probe));
+      wheel_->AfterFunc(kTick, RunLog::Callback(log));
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(refused.status().message(), HasSubstr("max_pending"));
   EXPECT_THAT(refused.status().message(), HasSubstr("3"));
-  EXPECT_EQ(wheel_->Every(kTick, Probe::Record(probe)).status().code(),
+  EXPECT_EQ(wheel_->Every(kTick, RunLog::Callback(log)).status().code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(wheel_->Pending(), 3);
 
   EXPECT_TRUE(a.Stop());
-  Timer d = After(absl::Hours(1), probe);  // room after Stop
-  EXPECT_EQ(wheel_->AfterFunc(kTick, Probe::Record(probe)).status().code(),
+  Timer d = After(absl::Hours(1), log);  // room after Stop
+  EXPECT_EQ(wheel_->AfterFunc(kTick, RunLog::Callback(log)).status().code(),
             absl::StatusCode::kResourceExhausted);
   Advance(2 * kTick);  // b fires
-  EXPECT_EQ(probe->runs(), 1);
-  Timer e = After(absl::Hours(1), probe);  // room after the fire
+  EXPECT_EQ(log->count(), 1);
+  Timer e = After(absl::Hours(1), log);  // room after the fire
   EXPECT_EQ(wheel_->Pending(), 3);
   // max_pending does not limit Reset.
   EXPECT_FALSE(b.Reset(absl::Hours(1)));
@@ -1122,17 +1018,17 @@ TEST_F(TimingWheelTest, MaxPendingRefusesAtTheCapAndHasRoomAfterStopOrFire) {
 TEST_F(TimingWheelTest, CallbacksCallAfterFuncStopResetAndPendingOnTheirWheel) {
   ExpectFinishesWithin(absl::Seconds(30), [this] {
     TimingWheel* wheel = wheel_.get();
-    auto later = NewProbe();
-    auto victim_probe = NewProbe();
+    auto later = NewLog();
+    auto victim_log = NewLog();
     auto victim =
-        std::make_shared<Timer>(After(absl::Milliseconds(100), victim_probe));
+        std::make_shared<Timer>(After(absl::Milliseconds(100), victim_log));
     auto self = std::make_shared<Timer>();
     auto runs = std::make_shared<std::atomic<int>>(0);
     auto results = std::make_shared<std::vector<std::string>>();
     absl::StatusOr<Timer> timer = wheel->AfterFunc(kTick, [=] {
       if (runs->fetch_add(1) > 0) return;
       absl::StatusOr<Timer> added =
-          wheel->AfterFunc(absl::Milliseconds(5), Probe::Record(later));
+          wheel->AfterFunc(absl::Milliseconds(5), RunLog::Callback(later));
       results->push_back(absl::StrCat("after:", added.ok()));
       results->push_back(absl::StrCat("stop:", victim->Stop()));
       results->push_back(absl::StrCat("stop-self:", self->Stop()));
@@ -1148,11 +1044,11 @@ TEST_F(TimingWheelTest, CallbacksCallAfterFuncStopResetAndPendingOnTheirWheel) {
                                         "reset-self:0", "pending:2"}));
     EXPECT_EQ(wheel->Pending(), 2);
     AdvanceTo(absl::Milliseconds(6));
-    EXPECT_EQ(later->runs(), 1);
+    EXPECT_EQ(later->count(), 1);
     AdvanceTo(absl::Milliseconds(11));
     EXPECT_EQ(runs->load(), 2);
     Advance(absl::Seconds(1));
-    EXPECT_EQ(victim_probe->runs(), 0);
+    EXPECT_EQ(victim_log->count(), 0);
     EXPECT_EQ(wheel->Pending(), 0);
     *self = Timer();
   });
@@ -1161,11 +1057,11 @@ TEST_F(TimingWheelTest, CallbacksCallAfterFuncStopResetAndPendingOnTheirWheel) {
 TEST_F(TimingWheelTest, PeriodicCallbackResetsItselfFromItsCallback) {
   ExpectFinishesWithin(absl::Seconds(30), [this] {
     auto self = std::make_shared<Timer>();
-    auto probe = NewProbe();
+    auto log = NewLog();
     auto reset_result = std::make_shared<std::atomic<int>>(-1);
     absl::StatusOr<Timer> timer = wheel_->Every(absl::Milliseconds(10), [=] {
-      Probe::Record(probe)();
-      if (probe->runs() == 1) {
+      RunLog::Callback(log)();
+      if (log->count() == 1) {
         *reset_result = self->Reset(absl::Milliseconds(25)) ? 1 : 0;
       }
     });
@@ -1174,11 +1070,11 @@ TEST_F(TimingWheelTest, PeriodicCallbackResetsItselfFromItsCallback) {
     Advance(absl::Milliseconds(10));
     EXPECT_EQ(reset_result->load(), 1) << "a periodic timer is pending";
     AdvanceTo(absl::Milliseconds(35) - absl::Nanoseconds(1));
-    EXPECT_EQ(probe->runs(), 1);
+    EXPECT_EQ(log->count(), 1);
     AdvanceTo(absl::Milliseconds(35));
-    EXPECT_EQ(probe->runs(), 2);
+    EXPECT_EQ(log->count(), 2);
     AdvanceTo(absl::Milliseconds(45));
-    EXPECT_EQ(probe->runs(), 3);
+    EXPECT_EQ(log->count(), 3);
     EXPECT_TRUE(self->Stop());
     *self = Timer();
   });
@@ -1187,10 +1083,10 @@ TEST_F(TimingWheelTest, PeriodicCallbackResetsItselfFromItsCallback) {
 TEST_F(TimingWheelTest, CallbackShutsDownItsOwnWheel) {
   ExpectFinishesWithin(absl::Seconds(30), [this] {
     TimingWheel* wheel = wheel_.get();
-    auto probe = NewProbe();
-    for (int i = 0; i < 3; ++i) After(absl::Hours(1), probe);
+    auto log = NewLog();
+    for (int i = 0; i < 3; ++i) After(absl::Hours(1), log);
     std::atomic<int64_t> cancelled{-1};
-    Gate done;
+    Event done;
     ASSERT_TRUE(wheel
                     ->AfterFunc(kTick,
                                 [&] {
@@ -1198,35 +1094,35 @@ TEST_F(TimingWheelTest, CallbackShutsDownItsOwnWheel) {
                                   // Idempotent, also from the callback.
                                   EXPECT_EQ(wheel->Shutdown(), 0);
                                   EXPECT_EQ(wheel->Pending(), 0);
-                                  done.Open();
+                                  done.Notify();
                                 })
                     .ok());
     Advance(kTick);
     ASSERT_TRUE(done.Wait());
     EXPECT_EQ(cancelled.load(), 3);
     EXPECT_EQ(wheel->Pending(), 0);
-    EXPECT_EQ(wheel->AfterFunc(kTick, Probe::Record(probe)).status().code(),
+    EXPECT_EQ(wheel->AfterFunc(kTick, RunLog::Callback(log)).status().code(),
               absl::StatusCode::kFailedPrecondition);
     EXPECT_EQ(wheel->Shutdown(), 0);
     clock_->Advance(absl::Hours(2));
-    EXPECT_EQ(probe->runs(), 0);
+    EXPECT_EQ(log->count(), 0);
   });
 }
 
 TEST_F(TimingWheelTest, PeriodicCallbackShutsDownItsOwnWheel) {
   ExpectFinishesWithin(absl::Seconds(30), [this] {
     TimingWheel* wheel = wheel_.get();
-    auto probe = NewProbe();
-    for (int i = 0; i < 3; ++i) After(absl::Hours(1), probe);
+    auto log = NewLog();
+    for (int i = 0; i < 3; ++i) After(absl::Hours(1), log);
     std::atomic<int64_t> cancelled{-1};
     std::atomic<int> runs{0};
-    Gate done;
+    Event done;
     ASSERT_TRUE(wheel
                     ->Every(kTick,
                             [&] {
                               runs.fetch_add(1);
                               cancelled = wheel->Shutdown();
-                              done.Open();
+                              done.Notify();
                             })
                     .ok());
     Advance(kTick);
@@ -1237,7 +1133,7 @@ TEST_F(TimingWheelTest, PeriodicCallbackShutsDownItsOwnWheel) {
     clock_->Advance(absl::Hours(2));
     absl::SleepFor(absl::Milliseconds(20));
     EXPECT_EQ(runs.load(), 1);
-    EXPECT_EQ(probe->runs(), 0);
+    EXPECT_EQ(log->count(), 0);
   });
 }
 
@@ -1246,8 +1142,8 @@ TEST_F(TimingWheelTest, PeriodicCallbackShutsDownItsOwnWheel) {
 TEST_F(TimingWheelTest, CallbacksAndCallerShutDownConcurrently) {
   ExpectFinishesWithin(absl::Seconds(30), [this] {
     TimingWheel* wheel = wheel_.get();
-    auto probe = NewProbe();
-    for (int i = 0; i < 10; ++i) After(absl::Hours(1), probe);
+    auto log = NewLog();
+    for (int i = 0; i < 10; ++i) After(absl::Hours(1), log);
     std::atomic<int64_t> total{0};
     std::atomic<int> started{0};
     std::atomic<int> finished{0};
@@ -1270,7 +1166,7 @@ TEST_F(TimingWheelTest, CallbacksAndCallerShutDownConcurrently) {
     // (Whether this Shutdown waits for the callbacks is tested below.)
     ASSERT_TRUE(Eventually([&] { return finished.load() == 2; }));
     EXPECT_EQ(total.load(), 10);
-    EXPECT_EQ(probe->runs(), 0);
+    EXPECT_EQ(log->count(), 0);
   });
 }
 
@@ -1284,15 +1180,15 @@ TEST_F(TimingWheelTest, CallbacksAndCallerShutDownConcurrently) {
 TEST_F(TimingWheelTest,
        ShutdownFromAnotherThreadWaitsForACallbackThatShutItDown) {
   TimingWheel* wheel = wheel_.get();
-  Gate shut_down_inside;
+  Event shut_down_inside;
   Gate release;
   std::atomic<bool> callback_returned{false};
   ASSERT_TRUE(wheel
                   ->AfterFunc(kTick,
                               [&] {
                                 wheel->Shutdown();
-                                shut_down_inside.Open();
-                                release.Wait();
+                                shut_down_inside.Notify();
+                                release.Pass();
                                 callback_returned = true;
                               })
                   .ok());
@@ -1321,42 +1217,27 @@ TEST_F(TimingWheelTest, ThrowingCallbacksAreCaughtAndTheWorkerLivesOn) {
       wheel_->AfterFunc(kTick, [] { throw std::runtime_error("callback bug"); })
           .ok());
   ASSERT_TRUE(wheel_->AfterFunc(kTick, [] { throw 42; }).ok());
-  auto same_tick = NewProbe();
-  auto later = NewProbe();
+  auto same_tick = NewLog();
+  auto later = NewLog();
   After(kTick, same_tick);
   After(2 * kTick, later);
   Advance(kTick);
   EXPECT_EQ(wheel_->GetStats().callbacks_thrown, 2);
-  EXPECT_EQ(same_tick->runs(), 1);
+  EXPECT_EQ(same_tick->count(), 1);
   Advance(kTick);
-  EXPECT_EQ(later->runs(), 1);
-  auto periodic = NewProbe();
+  EXPECT_EQ(later->count(), 1);
+  auto periodic = NewLog();
   absl::StatusOr<Timer> thrower = wheel_->Every(kTick, [periodic] {
-    Probe::Record(periodic)();
+    RunLog::Callback(periodic)();
     throw std::logic_error("again");
   });
   ASSERT_TRUE(thrower.ok());
   Advance(kTick);
   Advance(kTick);
-  EXPECT_EQ(periodic->runs(), 2) << "a periodic timer that throws keeps going";
+  EXPECT_EQ(periodic->count(), 2) << "a periodic timer that throws keeps going";
   EXPECT_EQ(wheel_->GetStats().callbacks_thrown, 4);
   EXPECT_TRUE(thrower->Stop());
 }
-
-// Counts destructions of live (not moved-from) instances.
-class DestructionCounter {
- public:
-  explicit DestructionCounter(std::atomic<int64_t>* count) : count_(count) {}
-  DestructionCounter(DestructionCounter&& other) noexcept
-      : count_(std::exchange(other.count_, nullptr)) {}
-  DestructionCounter& operator=(DestructionCounter&&) = delete;
-  ~DestructionCounter() {
-    if (count_ != nullptr) count_->fetch_add(1);
-  }
-
- private:
-  std::atomic<int64_t>* count_;
-};
 
 TEST_F(TimingWheelTest, ShutdownOf100kPendingTimersIsFastAndDestroysThem) {
   constexpr int kTimers = 100000;
@@ -1399,29 +1280,29 @@ TEST(TimingWheelRealClockTest,
 
 TEST_F(TimingWheelTest, AfterFuncAndEveryAfterShutdownFailAtOnce) {
   EXPECT_EQ(wheel_->Shutdown(), 0);
-  auto probe = NewProbe();
+  auto log = NewLog();
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<Timer> timer = wheel_->AfterFunc(kTick, Probe::Record(probe));
+  absl::StatusOr<Timer> timer = wheel_->AfterFunc(kTick, RunLog::Callback(log));
   EXPECT_EQ(timer.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(timer.status().message(), HasSubstr("shut down"));
-  EXPECT_EQ(wheel_->AfterFunc(absl::ZeroDuration(), Probe::Record(probe))
+  EXPECT_EQ(wheel_->AfterFunc(absl::ZeroDuration(), RunLog::Callback(log))
                 .status()
                 .code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(wheel_->Every(kTick, Probe::Record(probe)).status().code(),
+  EXPECT_EQ(wheel_->Every(kTick, RunLog::Callback(log)).status().code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(wheel_->Shutdown(), 0);
   EXPECT_EQ(wheel_->Pending(), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
   Advance(absl::Hours(1));
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
 }
 
 TEST_F(TimingWheelTest, ConcurrentShutdownsTogetherReturnThePendingCount) {
   constexpr int kPending = 57;
-  auto probe = NewProbe();
+  auto log = NewLog();
   for (int i = 0; i < kPending; ++i) {
-    After(absl::Milliseconds(1 + i * 37), probe);
+    After(absl::Milliseconds(1 + i * 37), log);
   }
   constexpr int kThreads = 4;
   std::atomic<int> ready{0};
@@ -1453,18 +1334,18 @@ TEST_F(TimingWheelTest, ShutdownCancelsTimersQueuedForABusyWorker) {
   options.workers = 1;
   Start(std::move(options));
   constexpr int kQueued = 9;
-  Gate entered;
+  Event entered;
   Gate release;
   ASSERT_TRUE(wheel_
                   ->AfterFunc(kTick,
                               [&] {
-                                entered.Open();
-                                release.Wait();
+                                entered.Notify();
+                                release.Pass();
                               })
                   .ok());
-  auto probe = NewProbe();
+  auto log = NewLog();
   std::vector<Timer> queued;
-  for (int i = 0; i < kQueued; ++i) queued.push_back(After(kTick, probe));
+  for (int i = 0; i < kQueued; ++i) queued.push_back(After(kTick, log));
   clock_->Advance(kTick);
   ASSERT_TRUE(entered.Wait());
   EXPECT_EQ(wheel_->Pending(), kQueued);
@@ -1478,21 +1359,21 @@ TEST_F(TimingWheelTest, ShutdownCancelsTimersQueuedForABusyWorker) {
   release.Open();
   EXPECT_EQ(cancelled.get(), kQueued)
       << "Shutdown did not cancel every timer that was pending";
-  EXPECT_EQ(probe->runs(), 0)
-      << probe->runs()
+  EXPECT_EQ(log->count(), 0)
+      << log->count()
       << " pending callbacks ran after Shutdown cancelled "
          "the pending timers";
 }
 
 TEST_F(TimingWheelTest, HandlesStaySafeAfterTheWheelIsDestroyed) {
-  auto probe = NewProbe();
-  Timer pending = After(absl::Hours(1), probe);
-  Timer fired = After(kTick, probe);
-  Timer stopped = After(absl::Hours(1), probe);
-  Timer periodic = EveryProbe(absl::Milliseconds(3), probe);
+  auto log = NewLog();
+  Timer pending = After(absl::Hours(1), log);
+  Timer fired = After(kTick, log);
+  Timer stopped = After(absl::Hours(1), log);
+  Timer periodic = EveryLog(absl::Milliseconds(3), log);
   ASSERT_TRUE(stopped.Stop());
   Advance(kTick);
-  ASSERT_EQ(probe->runs(), 1);
+  ASSERT_EQ(log->count(), 1);
   wheel_.reset();
   for (Timer* timer : {&pending, &fired, &stopped, &periodic}) {
     EXPECT_FALSE(timer->Stop());
@@ -1503,7 +1384,7 @@ TEST_F(TimingWheelTest, HandlesStaySafeAfterTheWheelIsDestroyed) {
   }
   clock_->Advance(absl::Hours(2));
   absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
 }
 
 // Handles made on several threads live in several lanes, each of which keeps
@@ -1648,25 +1529,25 @@ TEST_F(TimingWheelTest, EveryKindOfCallableRuns) {
 }
 
 TEST_F(TimingWheelTest, InfiniteDurationIsInvalidArgument) {
-  auto probe = NewProbe();
+  auto log = NewLog();
   for (absl::Duration d :
        {absl::InfiniteDuration(), -absl::InfiniteDuration()}) {
-    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, Probe::Record(probe));
+    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, RunLog::Callback(log));
     EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument) << d;
     EXPECT_THAT(timer.status().message(), HasSubstr("duration"));
     EXPECT_THAT(timer.status().message(), HasSubstr(absl::FormatDuration(d)));
   }
   EXPECT_EQ(wheel_->Pending(), 0);
   WaitIdle();
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
 }
 
 TEST_F(TimingWheelTest, EveryWithPeriodNotPositiveIsInvalidArgument) {
-  auto probe = NewProbe();
+  auto log = NewLog();
   for (absl::Duration period :
        {absl::ZeroDuration(), -absl::Nanoseconds(1), -absl::Milliseconds(1),
         absl::InfiniteDuration(), -absl::InfiniteDuration()}) {
-    absl::StatusOr<Timer> timer = wheel_->Every(period, Probe::Record(probe));
+    absl::StatusOr<Timer> timer = wheel_->Every(period, RunLog::Callback(log));
     EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument)
         << period;
     EXPECT_THAT(timer.status().message(), HasSubstr("Every: period"));
@@ -1679,10 +1560,10 @@ TEST_F(TimingWheelTest, EveryWithPeriodNotPositiveIsInvalidArgument) {
 // A period under a nanosecond is rounded up to one, as deadlines are; it
 // used to be truncated to 0, and the timer ran once and ended.
 TEST_F(TimingWheelTest, EveryWithAPeriodUnderOneNanosecondRunsEachTick) {
-  auto probe = NewProbe();
-  Timer timer = EveryProbe(absl::Nanoseconds(1) / 4, probe);
+  auto log = NewLog();
+  Timer timer = EveryLog(absl::Nanoseconds(1) / 4, log);
   for (int i = 0; i < 3; ++i) Advance(kTick);
-  EXPECT_EQ(probe->times(),
+  EXPECT_EQ(log->runs(),
             (std::vector<absl::Duration>{kTick, 2 * kTick, 3 * kTick}));
   EXPECT_EQ(wheel_->Pending(), 1);
   EXPECT_TRUE(timer.Stop());
@@ -1694,59 +1575,59 @@ TEST_F(TimingWheelTest, DeadlinePastTheSupportedRangeIsInvalidArgument) {
   const absl::Duration near_end = absl::Floor(
       absl::Nanoseconds(std::numeric_limits<int64_t>::max()) - 50 * kYear,
       kTick);
-  auto probe = NewProbe();
+  auto log = NewLog();
   Advance(near_end);
   absl::StatusOr<Timer> timer =
-      wheel_->AfterFunc(100 * kYear, Probe::Record(probe));
+      wheel_->AfterFunc(100 * kYear, RunLog::Callback(log));
   EXPECT_EQ(timer.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(timer.status().message(), HasSubstr("out of range"));
-  EXPECT_EQ(wheel_->Every(100 * kYear, Probe::Record(probe)).status().code(),
+  EXPECT_EQ(wheel_->Every(100 * kYear, RunLog::Callback(log)).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(wheel_->Pending(), 0);
   // Within the range it still works, close to the end.
-  Timer ten_years = After(10 * kYear, probe);
+  Timer ten_years = After(10 * kYear, log);
   Advance(10 * kYear - kTick);
-  EXPECT_EQ(probe->runs(), 0);
+  EXPECT_EQ(log->count(), 0);
   Advance(kTick);
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
   // A clock saturated at its end: a positive delay cannot be armed at all.
   Advance(absl::InfiniteDuration());
-  EXPECT_EQ(wheel_->AfterFunc(absl::Nanoseconds(1), Probe::Record(probe))
+  EXPECT_EQ(wheel_->AfterFunc(absl::Nanoseconds(1), RunLog::Callback(log))
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(ten_years.Reset(kTick)) << "out of range: Reset stops it";
   EXPECT_EQ(wheel_->Pending(), 0);
   WaitIdle();
-  EXPECT_EQ(probe->runs(), 1);
+  EXPECT_EQ(log->count(), 1);
 }
 
 // ---------------------------------------------------------------------------
 // std::chrono overloads
 
 TEST_F(TimingWheelTest, ChronoOverloads) {
-  auto once = NewProbe();
-  auto every = NewProbe();
+  auto once = NewLog();
+  auto every = NewLog();
   absl::StatusOr<Timer> a =
-      wheel_->AfterFunc(std::chrono::milliseconds(5), Probe::Record(once));
+      wheel_->AfterFunc(std::chrono::milliseconds(5), RunLog::Callback(once));
   ASSERT_TRUE(a.ok());
   absl::StatusOr<Timer> b =
-      wheel_->Every(std::chrono::microseconds(2000), Probe::Record(every));
+      wheel_->Every(std::chrono::microseconds(2000), RunLog::Callback(every));
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(wheel_->Every(std::chrono::seconds(0), Probe::Record(every))
+  EXPECT_EQ(wheel_->Every(std::chrono::seconds(0), RunLog::Callback(every))
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(a->Reset(std::chrono::microseconds(7000)));
   for (int i = 0; i < 6; ++i) Advance(kTick);
   Advance(kTick - absl::Nanoseconds(1));
-  EXPECT_EQ(once->runs(), 0);
+  EXPECT_EQ(once->count(), 0);
   Advance(absl::Nanoseconds(1));
-  EXPECT_EQ(once->runs(), 1);
+  EXPECT_EQ(once->count(), 1);
   EXPECT_EQ(once->last_run(), absl::Milliseconds(7));
-  EXPECT_EQ(every->times(), (std::vector<absl::Duration>{
-                                absl::Milliseconds(2), absl::Milliseconds(4),
-                                absl::Milliseconds(6)}));
+  EXPECT_EQ(every->runs(), (std::vector<absl::Duration>{
+                               absl::Milliseconds(2), absl::Milliseconds(4),
+                               absl::Milliseconds(6)}));
   EXPECT_TRUE(b->Reset(std::chrono::nanoseconds(3)));
   WaitIdle();
   EXPECT_TRUE(b->Stop());

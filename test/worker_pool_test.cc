@@ -25,11 +25,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -49,8 +46,6 @@ namespace {
 
 using ::testing::ElementsAreArray;
 using ::testing::UnorderedElementsAreArray;
-
-constexpr absl::Duration kTimeout = absl::Seconds(10);
 
 TimerNode* FakeNode(int i) {
   return reinterpret_cast<TimerNode*>(static_cast<uintptr_t>(i + 1) * 64);
@@ -77,28 +72,6 @@ std::vector<WorkerPool::Task> MakeTasks(int n) {
   for (int i = 0; i < n; ++i) tasks.push_back(MakeTask(i));
   return tasks;
 }
-
-// Polls `done` until it is true or `timeout` passes.
-bool WaitFor(const std::function<bool()>& done,
-             absl::Duration timeout = kTimeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() >= deadline) return false;
-    absl::SleepFor(absl::Microseconds(200));
-  }
-  return true;
-}
-
-// A gate tasks can block on; Open() lets them all through. Blocking is bounded
-// so a failed test cannot hang.
-class Gate {
- public:
-  void Open() { open_.Notify(); }
-  bool Pass() { return open_.Wait(kTimeout); }
-
- private:
-  Event open_;
-};
 
 // Records what ran, in order.
 class Recorder {
@@ -164,8 +137,8 @@ TEST(WorkerPoolTest, RunsEveryTaskOnceWithItsNodeAndGeneration) {
   ASSERT_TRUE(pool.Submit(&batch));
   EXPECT_TRUE(batch.empty());  // Submit empties it
   for (int i = 150; i < 200; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
-  ASSERT_TRUE(WaitFor([&] { return recorder.count() >= 200; }));
-  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  ASSERT_TRUE(Eventually([&] { return recorder.count() >= 200; }));
+  EXPECT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
   EXPECT_THAT(recorder.ran(), UnorderedElementsAreArray(Range(200)));
   std::vector<uint64_t> want;
   for (int i : recorder.ran()) want.push_back(1000 + i);
@@ -182,7 +155,7 @@ TEST(WorkerPoolTest, OneWorkerRunsTasksInSubmissionOrder) {
   std::vector<WorkerPool::Task> batch = MakeTasks(100);
   ASSERT_TRUE(pool.Submit(&batch));
   for (int i = 100; i < 130; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
-  ASSERT_TRUE(WaitFor([&] { return recorder.count() >= 130; }));
+  ASSERT_TRUE(Eventually([&] { return recorder.count() >= 130; }));
   EXPECT_THAT(recorder.ran(), ElementsAreArray(Range(130)));
 }
 
@@ -195,7 +168,7 @@ void ExpectRunsAtOnce(int workers, bool as_batch) {
       workers,
       [&](const WorkerPool::Task&, int) {
         running.fetch_add(1);
-        if (WaitFor([&] { return running.load() >= workers; })) {
+        if (Eventually([&] { return running.load() >= workers; })) {
           all_met.fetch_add(1);
         }
       },
@@ -208,8 +181,8 @@ void ExpectRunsAtOnce(int workers, bool as_batch) {
     for (int i = 0; i < workers; ++i)
       ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   }
-  ASSERT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; },
-                      kTimeout + absl::Seconds(5)));
+  ASSERT_TRUE(Eventually([&] { return pool.Outstanding() == 0; },
+                         kPatience + absl::Seconds(5)));
   EXPECT_EQ(all_met.load(), workers)
       << "only " << running.load() << " tasks ran at once with " << workers
       << " workers";
@@ -256,7 +229,7 @@ TEST(WorkerPoolTest, CloseReturnsTheUnstartedTasksInOrder) {
       },
       [] {});
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
-  ASSERT_TRUE(first_started.Wait(kTimeout));
+  ASSERT_TRUE(first_started.Wait());
   for (int i = 1; i <= 5; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   std::vector<WorkerPool::Task> left = pool.Close();
   gate.Open();
@@ -283,7 +256,7 @@ TEST(WorkerPoolTest, CloseLetsTheRunningTaskFinish) {
       },
       [] {});
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
-  ASSERT_TRUE(started.Wait(kTimeout));
+  ASSERT_TRUE(started.Wait());
   EXPECT_TRUE(pool.Close().empty());
   EXPECT_FALSE(finished.load());
   gate.Open();
@@ -321,9 +294,9 @@ TEST(WorkerPoolTest, JoinFromATasksOwnThreadDetachesInsteadOfDeadlocking) {
       },
       [&] { exits.fetch_add(1); });
   ASSERT_TRUE(SubmitOne(pool.get(), MakeTask(0)));
-  ASSERT_TRUE(joined.Wait(kTimeout)) << "Join from a task deadlocked";
+  ASSERT_TRUE(joined.Wait()) << "Join from a task deadlocked";
   // The detached thread leaves its loop on its own.
-  ASSERT_TRUE(WaitFor([&] { return exits.load() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return exits.load() == 2; }));
   pool->Join();  // nothing left to join
   pool.reset();
   EXPECT_NE(task_thread, std::this_thread::get_id());
@@ -348,7 +321,7 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackAShortQueue) {
         [] {});
     std::vector<WorkerPool::Task> batch = MakeTasks(fast + 1);
     ASSERT_TRUE(pool.Submit(&batch));
-    EXPECT_TRUE(WaitFor([&] { return fast_done.load() == fast; }))
+    EXPECT_TRUE(Eventually([&] { return fast_done.load() == fast; }))
         << fast_done.load() << " of " << fast
         << " fast tasks ran while the slow one held its worker";
     gate.Open();
@@ -373,9 +346,9 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackASingleSubmission) {
       },
       [] {});
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
-  ASSERT_TRUE(slow_started.Wait(kTimeout));
+  ASSERT_TRUE(slow_started.Wait());
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(1)));
-  EXPECT_TRUE(fast_done.Wait(kTimeout));
+  EXPECT_TRUE(fast_done.Wait());
   gate.Open();
   pool.Close();
   pool.Join();
@@ -403,8 +376,8 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackALongQueue) {
       [] {});
   std::vector<WorkerPool::Task> batch = MakeTasks(kTasks);
   ASSERT_TRUE(pool.Submit(&batch));
-  const bool all_ran =
-      WaitFor([&] { return fast_done.load() == kTasks - 1; }, absl::Seconds(2));
+  const bool all_ran = Eventually(
+      [&] { return fast_done.load() == kTasks - 1; }, absl::Seconds(2));
   std::vector<int> ran = recorder.ran();
   std::sort(ran.begin(), ran.end());
   EXPECT_TRUE(all_ran) << fast_done.load() << " of " << kTasks - 1
@@ -436,7 +409,7 @@ TEST(WorkerPoolTest, OutstandingAndQueueDepthCountQueuedAndRunningTasks) {
   EXPECT_EQ(pool.Outstanding(), 0);
   EXPECT_EQ(pool.QueueDepth(), 0);
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
-  ASSERT_TRUE(started.Wait(kTimeout));
+  ASSERT_TRUE(started.Wait());
   EXPECT_EQ(pool.Outstanding(), 1);  // running
   EXPECT_EQ(pool.QueueDepth(), 0);
   for (int i = 1; i <= 3; ++i) {
@@ -449,7 +422,7 @@ TEST(WorkerPoolTest, OutstandingAndQueueDepthCountQueuedAndRunningTasks) {
   EXPECT_EQ(pool.QueueDepth(), 5);
   EXPECT_EQ(pool.Outstanding(), 6);
   gate.Open();
-  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  EXPECT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
   EXPECT_EQ(pool.QueueDepth(), 0);
   EXPECT_EQ(done.load(), 6);
   pool.Close();
@@ -467,12 +440,12 @@ TEST(WorkerPoolTest, OutstandingCountsATaskUntilItReturns) {
       },
       [] {});
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
-  ASSERT_TRUE(started.Wait(kTimeout));
+  ASSERT_TRUE(started.Wait());
   absl::SleepFor(absl::Milliseconds(20));
   EXPECT_EQ(pool.Outstanding(), 1);
   EXPECT_EQ(pool.QueueDepth(), 0);
   gate.Open();
-  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  EXPECT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
   pool.Close();
   pool.Join();
 }
@@ -514,17 +487,17 @@ TEST(WorkerPoolTest, FreeWorkerStealsTheStashOfAWorkerBlockedInASlowTask) {
       [] {});
   PoolCloser closer(&pool);
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(kBlocker)));
-  ASSERT_TRUE(blocker_started.Wait(kTimeout));
+  ASSERT_TRUE(blocker_started.Wait());
   std::vector<WorkerPool::Task> batch = MakeTasks(kFast + 1);
   ASSERT_TRUE(pool.Submit(&batch));
-  ASSERT_TRUE(slow_started.Wait(kTimeout));
+  ASSERT_TRUE(slow_started.Wait());
   EXPECT_NE(slow_worker.load(), blocker_worker.load());
   EXPECT_EQ(pool.QueueDepth(), kFast);       // queued or stashed
   EXPECT_EQ(pool.Outstanding(), kFast + 2);  // and the two running
   blocker_gate.Open();
   const bool all_ran =
-      WaitFor([&] { return recorder.count() >= static_cast<size_t>(kFast); },
-              absl::Seconds(5));
+      Eventually([&] { return recorder.count() >= static_cast<size_t>(kFast); },
+                 absl::Seconds(5));
   std::vector<int> ran = recorder.ran();
   std::sort(ran.begin(), ran.end());
   EXPECT_TRUE(all_ran) << "ran while the slow task held its worker: "
@@ -540,9 +513,9 @@ TEST(WorkerPoolTest, FreeWorkerStealsTheStashOfAWorkerBlockedInASlowTask) {
   }
   EXPECT_EQ(pool.QueueDepth(), 0);
   // The slow task's worker (the other one is back at the queue soon).
-  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 1; }));
+  EXPECT_TRUE(Eventually([&] { return pool.Outstanding() == 1; }));
   slow_gate.Open();
-  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  EXPECT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
 }
 
 TEST(WorkerPoolTest, SlowTaskAnywhereInABurstDoesNotHoldBackTheRest) {
@@ -566,14 +539,14 @@ TEST(WorkerPoolTest, SlowTaskAnywhereInABurstDoesNotHoldBackTheRest) {
     PoolCloser closer(&pool);
     std::vector<WorkerPool::Task> batch = MakeTasks(kTasks);
     ASSERT_TRUE(pool.Submit(&batch));
-    EXPECT_TRUE(WaitFor([&] { return fast_done.load() == kTasks - 1; },
-                        absl::Seconds(5)))
+    EXPECT_TRUE(Eventually([&] { return fast_done.load() == kTasks - 1; },
+                           absl::Seconds(5)))
         << fast_done.load() << " of " << kTasks - 1
         << " fast tasks ran while the slow one held its worker";
     EXPECT_EQ(pool.QueueDepth(), 0);
-    EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 1; }));
+    EXPECT_TRUE(Eventually([&] { return pool.Outstanding() == 1; }));
     gate.Open();
-    EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+    EXPECT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
   }
 }
 
@@ -597,7 +570,7 @@ TEST(WorkerPoolTest, CloseTakesBackTheStashFirstThenTheQueueInOrder) {
       [] {});
   std::vector<WorkerPool::Task> batch = MakeTasks(10);
   ASSERT_TRUE(pool.Submit(&batch));
-  ASSERT_TRUE(started.Wait(kTimeout));
+  ASSERT_TRUE(started.Wait());
   for (int i = 10; i < 13; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   EXPECT_EQ(pool.QueueDepth(), 12);
   EXPECT_EQ(pool.Outstanding(), 13);
@@ -636,7 +609,7 @@ TEST(WorkerPoolTest, CloseTakesBackEveryStashOnceAndNoneRunsAfterIt) {
       [] {});
   std::vector<WorkerPool::Task> batch = MakeTasks(kTasks);
   ASSERT_TRUE(pool.Submit(&batch));
-  ASSERT_TRUE(WaitFor([&] { return started.load() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return started.load() == 2; }));
   EXPECT_EQ(pool.QueueDepth(), kTasks - 2);
   std::vector<WorkerPool::Task> left = pool.Close();
   gate.Open();
@@ -750,7 +723,7 @@ TEST(WorkerPoolTest, StressEveryTaskRunsExactlyOnceAndOutstandingReachesZero) {
   });
   submitters.Start(&pool, seed);
   submitters.Join();
-  EXPECT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  EXPECT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
   EXPECT_EQ(ran.load(), StressSubmitters::kTasks);
   stop.store(true);
   checker.join();
@@ -779,7 +752,7 @@ TEST(WorkerPoolTest, StressCloseWhileSubmittingLosesAndDuplicatesNothing) {
   StressSubmitters submitters;
   submitters.Start(&pool, seed);
   const int64_t close_at = std::mt19937(seed)() % StressSubmitters::kTasks;
-  WaitFor([&] { return submitters.submitted() >= close_at; });
+  Eventually([&] { return submitters.submitted() >= close_at; });
   const std::vector<WorkerPool::Task> left = pool.Close();
   const int64_t ran_at_close = ran.load();
   submitters.Join();
@@ -817,14 +790,14 @@ TEST(WorkerPoolTest, OnThreadStartRunsFirstOnEachWorkerWithItsNumber) {
         }
         running.fetch_add(1);
         // Hold this worker until every worker has a task.
-        WaitFor([&] { return running.load() >= kWorkers; });
+        Eventually([&] { return running.load() >= kWorkers; });
       },
       [] {},
       [](int worker) {
         SetCurrentThreadName(("tw-worker-" + std::to_string(worker)).c_str());
       });
   for (int i = 0; i < kWorkers; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
-  ASSERT_TRUE(WaitFor([&] { return pool.Outstanding() == 0; }));
+  ASSERT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
   pool.Close();
   pool.Join();
   MutexLock lock(&mu);
