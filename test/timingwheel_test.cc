@@ -13,9 +13,9 @@
 //   * structure: thread names; `workers = N` runs N callbacks at once, and a
 //     slow callback holds back no other while a worker is free;
 //   * Stop / Reset: every return value of the contract, concurrent Stops, a
-//     timer queued for a worker but not started, Reset keeps the other timers
-//     of its old bucket, repeated Resets, Reset from the callback, after
-//     Shutdown, of a periodic timer;
+//     timer queued for a worker but not started, Reset takes the timer out of
+//     its old bucket and keeps the other timers there, repeated Resets, Reset
+//     from the callback, after Shutdown, of a periodic timer;
 //   * Every: period, schedule, skipped runs, Stop from its own callback, runs
 //     never overlap;
 //   * Pending() and max_pending;
@@ -66,6 +66,7 @@
 namespace timingwheel {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr int kSlowdown = kSanitized ? 10 : 1;  // looser real-time bounds
@@ -675,6 +676,83 @@ TEST_F(TimingWheelTest, ResetKeepsTheOtherTimersOfItsOldBucket) {
   EXPECT_EQ(logs[3]->count(), 1);
   Advance(absl::Seconds(1));
   for (int i = 0; i < 5; ++i) EXPECT_EQ(logs[i]->count(), 1) << "timer " << i;
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// A wheel small enough to see its levels (tick 1 ms, wheel_size 4: level 0
+// spans 4 ms, level 1 16 ms, level 2 64 ms; DESIGN.md's worked example), for
+// the tests that check through the level counts where a Reset leaves a timer.
+class SmallWheelTest : public TimingWheelTest {
+ protected:
+  SmallWheelTest() {
+    Options options = DefaultOptions();
+    options.wheel_size = 4;
+    Start(std::move(options));
+  }
+
+  // The timers held by each of the lowest `levels` levels of this thread's
+  // lane (0 for a level not created yet).
+  std::vector<int64_t> LevelCounts(int levels) {
+    std::vector<int64_t> counts;
+    const internal::WheelLevel* level =
+        &EngineTestPeer::LowestLevel(TimingWheelTestPeer::GetEngine(*wheel_));
+    for (int k = 0; k < levels; ++k) {
+      counts.push_back(level == nullptr ? 0 : level->CountTimers());
+      if (level != nullptr) level = level->overflow();
+    }
+    return counts;
+  }
+};
+
+// Reset of a timer waiting in a bucket must take it out of that bucket, and
+// leave the other timers of the bucket where they are.
+TEST_F(SmallWheelTest, ResetMovesTimerOutOfItsBucketAndKeepsItsNeighbours) {
+  std::vector<std::shared_ptr<RunLog>> logs;
+  std::vector<Timer> timers;
+  // Three timers in the same level-1 bucket @8.
+  for (int id = 0; id < 3; ++id) {
+    logs.push_back(NewLog());
+    timers.push_back(After(absl::Milliseconds(10), logs.back()));
+  }
+  EXPECT_THAT(LevelCounts(2), ElementsAre(0, 3));
+  // The middle one moves to level 0, bucket @2.
+  EXPECT_TRUE(timers[1].Reset(absl::Milliseconds(2)));
+  EXPECT_THAT(LevelCounts(2), ElementsAre(1, 2))
+      << "Reset left the timer linked in its old bucket";
+  EXPECT_EQ(wheel_->Pending(), 3);
+
+  for (int t = 1; t <= 12; ++t) Advance(absl::Milliseconds(1));
+  // Each ran once (none lost, none twice), at its deadline.
+  EXPECT_EQ(logs[1]->runs(),
+            (std::vector<absl::Duration>{absl::Milliseconds(2)}));
+  EXPECT_EQ(logs[0]->runs(),
+            (std::vector<absl::Duration>{absl::Milliseconds(10)}));
+  EXPECT_EQ(logs[2]->runs(),
+            (std::vector<absl::Duration>{absl::Milliseconds(10)}))
+      << "the neighbour after the reset timer never ran";
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_THAT(LevelCounts(2), ElementsAre(0, 0));
+}
+
+// Reset of the head of a level-0 bucket to the next bucket: it runs once, at
+// the new time, and the timers behind it in its old bucket still run.
+TEST_F(SmallWheelTest, ResetToALaterBucketRunsOnceAndKeepsItsOldNeighbours) {
+  std::vector<std::shared_ptr<RunLog>> logs;
+  std::vector<Timer> timers;
+  for (int id = 0; id < 3; ++id) {
+    logs.push_back(NewLog());
+    timers.push_back(After(absl::Milliseconds(2), logs.back()));
+  }
+  EXPECT_THAT(LevelCounts(1), ElementsAre(3));
+  EXPECT_TRUE(timers[0].Reset(absl::Milliseconds(3)));  // level 0, @3
+  EXPECT_THAT(LevelCounts(1), ElementsAre(3));
+  for (int t = 1; t <= 5; ++t) Advance(absl::Milliseconds(1));
+  EXPECT_EQ(logs[0]->runs(),
+            (std::vector<absl::Duration>{absl::Milliseconds(3)}));
+  EXPECT_EQ(logs[1]->runs(),
+            (std::vector<absl::Duration>{absl::Milliseconds(2)}));
+  EXPECT_EQ(logs[2]->runs(),
+            (std::vector<absl::Duration>{absl::Milliseconds(2)}));
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 

@@ -20,13 +20,13 @@
 //     int64 spans everything;
 //   * Remove with matching / non-matching generation or bucket; Close refuses
 //     later Adds, also in overflow levels created after it;
-//   * no timer runs early or late on bare levels with a hand-driven advancer;
-//   * Reset of a timer waiting in a bucket moves it out of that bucket
-//     (public API, checked through the level counts).
+//   * no timer runs early or late on bare levels with a hand-driven advancer
+//     (timingwheel_test.cc checks through a TimingWheel that a Reset takes a
+//     timer out of its bucket).
 //
 // Internals are reached through WheelLevelTestPeer (a friend of WheelLevel).
-// The nodes are real TimerNodes of an idle engine; nothing runs them except
-// in the public-API tests.
+// The nodes are real TimerNodes (of TestNodes, no engine); nothing runs
+// them.
 
 #include "wheel_level.h"
 
@@ -948,125 +948,3 @@ TEST_F(WheelLevelTest, NoTimerRunsEarlyOrLateInASimulatedWheel) {
 
 }  // namespace
 }  // namespace timingwheel::internal
-
-// ---------------------------------------------------------------------------
-// Timers in buckets, through the public API.
-
-namespace timingwheel {
-namespace {
-
-class RunLog {
- public:
-  void Record(int id, absl::Duration at) {
-    std::lock_guard<std::mutex> lock(mu_);
-    runs_.emplace_back(id, at);
-  }
-  std::vector<std::pair<int, absl::Duration>> runs() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return runs_;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::pair<int, absl::Duration>> runs_;
-};
-
-// Timers held by each level (0 for a level not created yet).
-std::vector<int64_t> LevelCounts(TimingWheel& wheel, int levels) {
-  std::vector<int64_t> counts;
-  const internal::WheelLevel* l =
-      &EngineTestPeer::LowestLevel(TimingWheelTestPeer::GetEngine(wheel));
-  for (int k = 0; k < levels; ++k) {
-    counts.push_back(l == nullptr ? 0 : l->CountTimers());
-    if (l != nullptr) l = l->overflow();
-  }
-  return counts;
-}
-
-std::unique_ptr<TimingWheel> NewWheel(std::shared_ptr<ManualClock> clock) {
-  Options options;
-  options.clock = std::move(clock);
-  options.tick = absl::Milliseconds(1);
-  options.wheel_size = 4;
-  options.workers = 2;
-  absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
-      TimingWheel::Create(std::move(options));
-  EXPECT_TRUE(wheel.ok()) << wheel.status();
-  return wheel.ok() ? std::move(*wheel) : nullptr;
-}
-
-// Reset of a timer waiting in a bucket must take it out of that bucket, and
-// leave the other timers of the bucket where they are.
-TEST(WheelLevelPublicTest, ResetMovesTimerOutOfItsBucketAndKeepsItsNeighbours) {
-  auto clock = std::make_shared<ManualClock>();
-  std::unique_ptr<TimingWheel> wheel = NewWheel(clock);
-  ASSERT_NE(wheel, nullptr);
-  RunLog log;
-  std::vector<Timer> timers;
-  // Three timers in the same level-1 bucket @8.
-  for (int id : {0, 1, 2}) {
-    absl::StatusOr<Timer> t =
-        wheel->AfterFunc(absl::Milliseconds(10),
-                         [&log, &clock, id] { log.Record(id, clock->Now()); });
-    ASSERT_TRUE(t.ok()) << t.status();
-    timers.push_back(*t);
-  }
-  EXPECT_THAT(LevelCounts(*wheel, 2), ::testing::ElementsAre(0, 3));
-  // The middle one moves to level 0, bucket @2.
-  EXPECT_TRUE(timers[1].Reset(absl::Milliseconds(2)));
-  EXPECT_THAT(LevelCounts(*wheel, 2), ::testing::ElementsAre(1, 2))
-      << "Reset left the timer linked in its old bucket";
-  EXPECT_EQ(wheel->Pending(), 3);
-
-  for (int t = 1; t <= 12; ++t) {
-    clock->Advance(absl::Milliseconds(1));
-    TimingWheelTestPeer::WaitIdle(*wheel);
-  }
-  std::map<int, absl::Duration> ran;
-  for (const auto& [id, at] : log.runs()) {
-    EXPECT_FALSE(ran.count(id)) << "timer " << id << " ran twice";
-    ran[id] = at;
-  }
-  EXPECT_EQ(ran.size(), 3u) << "a timer was lost";
-  EXPECT_EQ(ran[1], absl::Milliseconds(2));
-  EXPECT_EQ(ran[0], absl::Milliseconds(10));
-  EXPECT_EQ(ran[2], absl::Milliseconds(10)) << "the neighbour after the reset "
-                                               "timer never ran";
-  EXPECT_EQ(wheel->Pending(), 0);
-  EXPECT_THAT(LevelCounts(*wheel, 2), ::testing::ElementsAre(0, 0));
-}
-
-// Reset of the head of a level-0 bucket to the next bucket: it runs once, at
-// the new time, and the timers behind it in its old bucket still run.
-TEST(WheelLevelPublicTest,
-     ResetToALaterBucketRunsOnceAndKeepsItsOldNeighbours) {
-  auto clock = std::make_shared<ManualClock>();
-  std::unique_ptr<TimingWheel> wheel = NewWheel(clock);
-  ASSERT_NE(wheel, nullptr);
-  RunLog log;
-  std::vector<Timer> timers;
-  for (int id : {0, 1, 2}) {
-    absl::StatusOr<Timer> t =
-        wheel->AfterFunc(absl::Milliseconds(2),
-                         [&log, &clock, id] { log.Record(id, clock->Now()); });
-    ASSERT_TRUE(t.ok()) << t.status();
-    timers.push_back(*t);
-  }
-  EXPECT_THAT(LevelCounts(*wheel, 1), ::testing::ElementsAre(3));
-  EXPECT_TRUE(timers[0].Reset(absl::Milliseconds(3)));  // level 0, @3
-  EXPECT_THAT(LevelCounts(*wheel, 1), ::testing::ElementsAre(3));
-  for (int t = 1; t <= 5; ++t) {
-    clock->Advance(absl::Milliseconds(1));
-    TimingWheelTestPeer::WaitIdle(*wheel);
-  }
-  std::vector<std::pair<int, absl::Duration>> runs = log.runs();
-  std::sort(runs.begin(), runs.end());
-  EXPECT_THAT(runs,
-              ::testing::ElementsAre(std::make_pair(0, absl::Milliseconds(3)),
-                                     std::make_pair(1, absl::Milliseconds(2)),
-                                     std::make_pair(2, absl::Milliseconds(2))));
-  EXPECT_EQ(wheel->Pending(), 0);
-}
-
-}  // namespace
-}  // namespace timingwheel
