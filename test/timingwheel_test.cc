@@ -885,8 +885,14 @@ TEST_F(TimingWheelTest, ResetAfterShutdownReturnsFalseAndNothingRuns) {
   EXPECT_FALSE(pending.Stop());
   EXPECT_FALSE(fired.Stop());
   EXPECT_EQ(wheel_->Pending(), 0);
+  // Shutdown joined the wheel's threads, so nothing can run any more: no Reset
+  // above armed a timer (scheduled counts the two AfterFuncs only), and the
+  // one run is all there will be.
   clock_->Advance(absl::Hours(1));
-  absl::SleepFor(absl::Milliseconds(20));  // a wrong run would need a moment
+  const Stats stats = wheel_->GetStats();
+  EXPECT_EQ(stats.scheduled, 2);
+  EXPECT_EQ(stats.fired, 1);
+  EXPECT_EQ(stats.cancelled, 1);
   EXPECT_EQ(log->count(), 1);
 }
 
@@ -978,32 +984,29 @@ TEST_F(TimingWheelTest, EveryStopFromOwnCallbackReturnsTrueAndEndsIt) {
   *self = Timer();
 }
 
-// A periodic callback still running when its next run is due: the next run
-// does not start on the free second worker; it is skipped.
+// A periodic callback still running when its next runs are due: they do not
+// start on the free second worker; they are skipped. The first run moves the
+// clock past five more points of the schedule itself, so once the wheel is
+// idle again every run that came due meanwhile has been decided on: a second
+// run would have started (and been counted) by then.
 TEST_F(TimingWheelTest, EveryRunsNeverOverlap) {
   std::atomic<bool> inside{false};
   std::atomic<int> overlaps{0};
   std::atomic<int> runs{0};
-  Event first_entered;
-  Gate release;
   absl::StatusOr<Timer> timer = wheel_->Every(absl::Milliseconds(10), [&] {
     if (inside.exchange(true)) overlaps.fetch_add(1);
     if (runs.fetch_add(1) == 0) {
-      first_entered.Notify();
-      release.Pass();
+      for (int i = 0; i < 5; ++i) clock_->Advance(absl::Milliseconds(10));
     }
     inside.store(false);
   });
   ASSERT_TRUE(timer.ok());
-  clock_->Advance(absl::Milliseconds(10));
-  ASSERT_TRUE(first_entered.Wait());
-  for (int i = 0; i < 5; ++i) clock_->Advance(absl::Milliseconds(10));
-  // A wrong second run would start on the free worker: give it the chance.
-  absl::SleepFor(absl::Milliseconds(50));
+  Advance(absl::Milliseconds(10));
+  // t = 60, idle: the points 20 .. 60 passed while the first run ran, and the
+  // next point of the schedule is 70.
+  ASSERT_EQ(clock_->Now(), absl::Milliseconds(60));
   EXPECT_EQ(runs.load(), 1);
-  release.Open();
-  WaitIdle();  // t = 60: the next point of the schedule is 70
-  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(wheel_->GetStats().fired, 1);
   Advance(absl::Milliseconds(10));
   EXPECT_EQ(runs.load(), 2);
   EXPECT_EQ(overlaps.load(), 0);
@@ -1024,7 +1027,9 @@ TEST(TimingWheelRealClockTest, EverySlowCallbackRunsNeverOverlapRealClock) {
     inside.store(false);
   });
   ASSERT_TRUE(timer.ok());
-  absl::SleepFor(absl::Milliseconds(100));
+  // Each run outlasts its period (the sleep in the callback is the slow work,
+  // not a wait): let ten of them happen.
+  EXPECT_TRUE(Eventually([&] { return runs.load() >= 10; }));
   timer->Stop();
   wheel->Shutdown();
   EXPECT_GT(runs.load(), 0);
@@ -1208,8 +1213,12 @@ TEST_F(TimingWheelTest, PeriodicCallbackShutsDownItsOwnWheel) {
     // The three one-shots and the periodic timer itself were pending.
     EXPECT_EQ(cancelled.load(), 4);
     EXPECT_EQ(wheel->Pending(), 0);
+    // A Shutdown from this thread returns once that callback has returned
+    // too: then no thread of the wheel runs anything any more, and the
+    // counters are final.
+    EXPECT_EQ(wheel->Shutdown(), 0);
     clock_->Advance(absl::Hours(2));
-    absl::SleepFor(absl::Milliseconds(20));
+    EXPECT_EQ(wheel->GetStats().fired, 1);
     EXPECT_EQ(runs.load(), 1);
     EXPECT_EQ(log->count(), 0);
   });
@@ -1429,11 +1438,11 @@ TEST_F(TimingWheelTest, ShutdownCancelsTimersQueuedForABusyWorker) {
   EXPECT_EQ(wheel_->Pending(), kQueued);
   std::future<int64_t> cancelled =
       std::async(std::launch::async, [this] { return wheel_->Shutdown(); });
-  // Shutdown empties the pool's queue before it waits for the running
-  // callback; then let the callback return.
+  // Shutdown takes the queued tasks out of the pool (queue and stashes)
+  // before it waits for the running callback; once they are out, nothing can
+  // run them, so let the callback return.
   ASSERT_TRUE(
       Eventually([&] { return wheel_->GetStats().worker_queue_depth == 0; }));
-  absl::SleepFor(absl::Milliseconds(20));
   release.Open();
   EXPECT_EQ(cancelled.get(), kQueued)
       << "Shutdown did not cancel every timer that was pending";
@@ -1460,8 +1469,9 @@ TEST_F(TimingWheelTest, HandlesStaySafeAfterTheWheelIsDestroyed) {
     Timer copy = *timer;
     EXPECT_FALSE(copy.Stop());
   }
+  // The wheel's threads went with it: nothing is left to run a timer, and
+  // none of the calls above ran one.
   clock_->Advance(absl::Hours(2));
-  absl::SleepFor(absl::Milliseconds(10));
   EXPECT_EQ(log->count(), 1);
 }
 
