@@ -9,8 +9,11 @@
 #include "heap_timer.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <utility>
 
 namespace timingwheel {
@@ -31,7 +34,7 @@ void CallbackPool::Submit(std::vector<absl::AnyInvocable<void()>>& batch) {
   if (batch.empty()) return;
   size_t wake;
   {
-    MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     for (auto& f : batch) queue_.push_back(std::move(f));
     wake = std::min(batch.size(), static_cast<size_t>(idle_));
   }
@@ -39,19 +42,19 @@ void CallbackPool::Submit(std::vector<absl::AnyInvocable<void()>>& batch) {
   // Notifying after unlocking spares the woken worker an immediate block on
   // mu_; a worker that goes idle meanwhile re-checks queue_ before waiting.
   if (wake == 1) {
-    work_.NotifyOne();
+    work_.notify_one();
   } else if (wake > 1) {
-    work_.NotifyAll();
+    work_.notify_all();
   }
 }
 
 void CallbackPool::Shutdown() {
   std::call_once(shutdown_once_, [this] {
     {
-      MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
     }
-    work_.NotifyAll();
+    work_.notify_all();
     for (std::thread& t : threads_) t.join();
   });
 }
@@ -60,10 +63,10 @@ void CallbackPool::Run() {
   for (;;) {
     absl::AnyInvocable<void()> f;
     {
-      MutexLock lock(&mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       while (queue_.empty() && !stopping_) {
         ++idle_;
-        work_.Wait(&mu_);
+        work_.wait(lock);
         --idle_;
       }
       if (queue_.empty()) return;  // Stopping, and everything queued ran.
@@ -100,7 +103,7 @@ HeapTimer::Handle HeapTimer::AfterFunc(absl::Duration d,
   uint32_t generation;
   bool earliest;
   {
-    MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (shutdown_) return Handle();
     slot = AllocateSlot();
     Node& node = NodeAt(slot);
@@ -113,12 +116,12 @@ HeapTimer::Handle HeapTimer::AfterFunc(absl::Duration d,
     earliest = deadline_ns < wake_at_ns_;
     if (earliest) wake_at_ns_ = std::numeric_limits<int64_t>::min();
   }
-  if (earliest) wake_.NotifyOne();
+  if (earliest) wake_.notify_one();
   return Handle(this, slot, generation);
 }
 
 int64_t HeapTimer::Pending() const {
-  MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int64_t>(heap_.size());
 }
 
@@ -126,7 +129,7 @@ int64_t HeapTimer::Shutdown() {
   int64_t dropped = 0;
   std::vector<std::unique_ptr<Node[]>> chunks;
   {
-    MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (!shutdown_) {
       shutdown_ = true;
       dropped = static_cast<int64_t>(heap_.size());
@@ -136,7 +139,7 @@ int64_t HeapTimer::Shutdown() {
       free_head_ = kNone;
     }
   }
-  wake_.NotifyAll();
+  wake_.notify_all();
   std::call_once(join_once_, [this] {
     dispatcher_.join();
     pool_.Shutdown();
@@ -146,7 +149,7 @@ int64_t HeapTimer::Shutdown() {
 
 bool HeapTimer::StopSlot(uint32_t slot, uint32_t generation) {
   absl::AnyInvocable<void()> dropped;  // Destroyed after unlocking.
-  MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (shutdown_ || slot >= slots_used_) return false;
   Node& node = NodeAt(slot);
   if (node.generation != generation || node.heap_index == kNone) return false;
@@ -160,13 +163,13 @@ void HeapTimer::DispatchLoop() {
   batch.reserve(kMaxBatch);
   for (;;) {
     {
-      MutexLock lock(&mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       int64_t now_ns;
       for (;;) {
         if (shutdown_) return;
         if (heap_.empty()) {
           wake_at_ns_ = std::numeric_limits<int64_t>::max();
-          wake_.Wait(&mu_);
+          wake_.wait(lock);
           wake_at_ns_ = std::numeric_limits<int64_t>::min();
           continue;
         }
@@ -176,7 +179,8 @@ void HeapTimer::DispatchLoop() {
         // Sleep at most a day at a time: far deadlines stay representable.
         constexpr int64_t kDayNs = int64_t{86400} * 1000 * 1000 * 1000;
         wake_at_ns_ = std::min(next_ns, now_ns + kDayNs);
-        wake_.WaitFor(&mu_, absl::Nanoseconds(wake_at_ns_ - now_ns));
+        wake_.wait_until(lock, std::chrono::steady_clock::time_point(
+                                   std::chrono::nanoseconds(wake_at_ns_)));
         wake_at_ns_ = std::numeric_limits<int64_t>::min();
       }
       while (!heap_.empty() && heap_[0].deadline_ns <= now_ns &&

@@ -39,7 +39,11 @@
 //   * the dispatcher thread: moves due callbacks out of the heap.
 //   * `workers` pool threads: run the callbacks.
 // Locks: `HeapTimer::mu_` guards the heap and the node pool;
-// `CallbackPool::mu_` guards the queue. Both are leaves: the dispatcher
+// `CallbackPool::mu_` guards the queue ("guarded by" below). They are plain
+// std::mutex, as in a program without timingwheel, not the library's
+// annotated wrapper: a baseline must not depend on the library's internals
+// (so clang's -Wthread-safety does not check this file; ThreadSanitizer
+// still sees std::mutex). Both are leaves: the dispatcher
 // releases `HeapTimer::mu_` before it calls `CallbackPool::Submit`, and no
 // lock is held while a callback runs (callbacks may call AfterFunc and Stop;
 // they must not call Shutdown, which joins the threads).
@@ -61,20 +65,11 @@
 #include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
-#include "mutex.h"
 
 namespace timingwheel {
 namespace bench {
-
-// The library's annotated std::mutex wrapper (lib/mutex.h): TSan sees it and
-// clang checks the ABSL_GUARDED_BY fields below.
-using internal::CondVar;
-using internal::LockRank;
-using internal::Mutex;
-using internal::MutexLock;
 
 // Nanoseconds on std::chrono::steady_clock.
 inline int64_t SteadyNowNs() {
@@ -94,21 +89,22 @@ class CallbackPool {
 
   // Queues every callback of `batch` (which is left empty) and wakes up to
   // `batch.size()` idle workers.
-  void Submit(std::vector<absl::AnyInvocable<void()>>& batch)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void Submit(std::vector<absl::AnyInvocable<void()>>& batch);
 
   // Runs what is already queued, then joins the workers. Idempotent.
   // Must not be called from a worker.
-  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+  void Shutdown();
 
  private:
-  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  void Run();
 
-  Mutex mu_{LockRank::kOutsideLibrary};
-  CondVar work_;  // Signalled when queue_ grows or stopping_ is set.
-  std::deque<absl::AnyInvocable<void()>> queue_ ABSL_GUARDED_BY(mu_);
-  int idle_ ABSL_GUARDED_BY(mu_) = 0;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::mutex mu_;
+  // Notified when queue_ grows or stopping_ is set.
+  std::condition_variable work_;
+  // Guarded by mu_:
+  std::deque<absl::AnyInvocable<void()>> queue_;
+  int idle_ = 0;
+  bool stopping_ = false;
   std::vector<std::thread> threads_;  // Written only by ctor and Shutdown.
   std::once_flag shutdown_once_;
 };
@@ -146,16 +142,15 @@ class HeapTimer {
 
   // Runs `f` on a pool thread once `d` has passed (`d <= 0`: as soon as
   // possible). After Shutdown, drops `f` and returns an empty handle.
-  Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f);
 
   // Timers in the heap.
-  int64_t Pending() const ABSL_LOCKS_EXCLUDED(mu_);
+  int64_t Pending() const;
 
   // Drops every timer in the heap (their callbacks never run), runs the
   // callbacks already handed to the pool, joins every thread. Returns how
   // many timers it dropped; later calls return 0. Not from a callback.
-  int64_t Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+  int64_t Shutdown();
 
  private:
   static constexpr uint32_t kNone = ~uint32_t{0};
@@ -176,36 +171,37 @@ class HeapTimer {
     uint32_t slot;
   };
 
-  bool StopSlot(uint32_t slot, uint32_t generation) ABSL_LOCKS_EXCLUDED(mu_);
-  void DispatchLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  bool StopSlot(uint32_t slot, uint32_t generation);
+  void DispatchLoop();
 
-  Node& NodeAt(uint32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // The helpers below run with mu_ held.
+  Node& NodeAt(uint32_t slot) {
     return chunks_[slot >> kChunkBits][slot & (kChunkSize - 1)];
   }
-  uint32_t AllocateSlot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint32_t AllocateSlot();
   // Moves the callback out, bumps the generation, returns the slot to the
   // free list.
-  absl::AnyInvocable<void()> FreeSlot(uint32_t slot)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::AnyInvocable<void()> FreeSlot(uint32_t slot);
 
   // Heap primitives; each keeps Node::heap_index in step with heap_.
-  void Place(size_t i, Entry e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SiftUp(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SiftDown(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RemoveAt(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Place(size_t i, Entry e);
+  void SiftUp(size_t i);
+  void SiftDown(size_t i);
+  void RemoveAt(size_t i);
 
   CallbackPool pool_;
-  mutable Mutex mu_{LockRank::kOutsideLibrary};
-  CondVar wake_;  // Signalled on a new earliest timer and on Shutdown.
-  std::vector<std::unique_ptr<Node[]>> chunks_ ABSL_GUARDED_BY(mu_);
-  uint32_t slots_used_ ABSL_GUARDED_BY(mu_) = 0;  // Slots ever handed out.
-  uint32_t free_head_ ABSL_GUARDED_BY(mu_) = kNone;
-  std::vector<Entry> heap_ ABSL_GUARDED_BY(mu_);
-  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  mutable std::mutex mu_;
+  // Notified on a new earliest timer and on Shutdown.
+  std::condition_variable wake_;
+  // Guarded by mu_:
+  std::vector<std::unique_ptr<Node[]>> chunks_;
+  uint32_t slots_used_ = 0;  // Slots ever handed out.
+  uint32_t free_head_ = kNone;
+  std::vector<Entry> heap_;
+  bool shutdown_ = false;
   // When the dispatcher wakes up next: INT64_MAX while it waits for a first
   // timer, INT64_MIN while it is awake (it re-reads the heap before sleeping).
-  int64_t wake_at_ns_ ABSL_GUARDED_BY(mu_) =
-      std::numeric_limits<int64_t>::min();
+  int64_t wake_at_ns_ = std::numeric_limits<int64_t>::min();
   std::thread dispatcher_;  // Written only by the ctor; joined by Shutdown.
   std::once_flag join_once_;
 };
