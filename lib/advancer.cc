@@ -157,7 +157,7 @@ void Advancer::AddOrRun(TimerNode* node, int64_t now_ns, Scratch* scratch) {
   SpinLockHolder lock(&node->mu);
   const uint64_t word = node->LoadState();
   if (StateOf(word) != State::kPending) {
-    node->where.store(nullptr, std::memory_order_release);
+    node->bucket.store(nullptr, std::memory_order_release);
     scratch->dropped.push_back(node);  // stopped or cancelled
     return;
   }

@@ -10,7 +10,7 @@ void Bucket::Add(TimerNode* node, uint64_t gen) {
   nodes_.push_back(node);
   node->linked_gen = gen;
   // This order, and Holds' reverse one: see Holds.
-  node->where.store(this, std::memory_order_release);
+  node->bucket.store(this, std::memory_order_release);
   node->link_epoch.store(epoch_, std::memory_order_release);
 }
 
@@ -19,7 +19,7 @@ void Bucket::Remove(TimerNode* node) {
   nodes_[node->slot] = last;
   last->slot = node->slot;
   nodes_.pop_back();
-  node->where.store(nullptr, std::memory_order_release);
+  node->bucket.store(nullptr, std::memory_order_release);
 }
 
 bool Bucket::SetExpiration(int64_t expiration_tick) {

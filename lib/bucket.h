@@ -22,7 +22,7 @@
 // the bucket being flushed (trap 2).
 //
 // Detach is O(1): it swaps the array out and bumps the bucket's epoch. A
-// node records the epoch it was added in, so a node whose `where` still names
+// node records the epoch it was added in, so a node whose `bucket` still names
 // this bucket but whose epoch is older is in transit (owned by the advancer,
 // which walks the detached array once): Holds() tells the two apart without
 // touching every node under the level's lock.
@@ -54,19 +54,19 @@ class Bucket {
   WheelLevel* level() const { return level_; }
 
   // Appends `node`, links it with generation `gen` and this epoch, and points
-  // its `where` here. Precondition: the node is in no bucket.
+  // its `bucket` here. Precondition: the node is in no bucket.
   void Add(TimerNode* node, uint64_t gen);
   // Takes `node` out (the last entry takes its place) and clears its
-  // `where`. Precondition: Holds(node).
+  // `bucket`. Precondition: Holds(node).
   void Remove(TimerNode* node);
   // Whether `node` is in this bucket (not detached from it). Called under
   // this bucket's level lock, possibly while another level's Add links the
-  // node elsewhere: Add stores `where`, then `link_epoch` (release); this
-  // loads `link_epoch` (acquire), then `where`. So a caller that still sees
-  // `where` == this also sees the epoch the node had here.
+  // node elsewhere: Add stores `bucket`, then `link_epoch` (release); this
+  // loads `link_epoch` (acquire), then `bucket`. So a caller that still sees
+  // `bucket` == this also sees the epoch the node had here.
   bool Holds(const TimerNode* node) const {
     const uint32_t epoch = node->link_epoch.load(std::memory_order_acquire);
-    return node->where.load(std::memory_order_acquire) == this &&
+    return node->bucket.load(std::memory_order_acquire) == this &&
            epoch == epoch_;
   }
 
@@ -77,7 +77,7 @@ class Bucket {
 
   // Empties the bucket in O(1): swaps its array with `*out` (which must be
   // empty; its capacity is reused), clears the expiration and starts a new
-  // epoch, so that the nodes in `*out` are in transit. Their `where` still
+  // epoch, so that the nodes in `*out` are in transit. Their `bucket` still
   // names this bucket until they are placed again.
   void Detach(std::vector<TimerNode*>* out);
   // Appends the nodes to `out`, then empties the bucket as Detach does.

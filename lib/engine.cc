@@ -331,7 +331,7 @@ int64_t Engine::CancelAll() {
   for (TimerNode* node : nodes) {
     {
       SpinLockHolder lock(&node->mu);
-      node->where.store(nullptr, std::memory_order_release);
+      node->bucket.store(nullptr, std::memory_order_release);
     }
     if (node->Cancel(kAnyGeneration)) {
       counts_.Retired();

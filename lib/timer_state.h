@@ -39,7 +39,7 @@
 //     worker re-arming it after a run. It guards the deadline fields. Its
 //     place among the locks: kNode in the lock table of lib/mutex.h.
 //   * `slot` and `linked_gen` are guarded by the mutex of the level whose
-//     bucket holds the node; `where` is written under that mutex too and
+//     bucket holds the node; `bucket` is written under that mutex too and
 //     read without it by Stop and Reset, which then lock the level and check
 //     Bucket::Holds. A node in transit (its bucket detached) belongs to the
 //     advancer alone until placed again.
@@ -204,10 +204,10 @@ class TimerNode {
   // bucket only while `link_epoch` equals the bucket's epoch
   // (Bucket::Holds); after a flush detached the bucket it is in transit,
   // owned by the advancer until placed again.
-  std::atomic<Bucket*> where{nullptr};
+  std::atomic<Bucket*> bucket{nullptr};
   // The generation the node was linked with, its index in the bucket's
-  // array and the bucket's epoch then; guarded by the mutex of the level
-  // that owns `where`. (A bucket of 2^32 timers would need 512 GiB of nodes.)
+  // array and the bucket's epoch then; guarded by the lock of the level
+  // that owns `bucket`. (A bucket of 2^32 timers would need 512 GiB of nodes.)
   uint64_t linked_gen = 0;
   uint32_t slot = 0;
   std::atomic<uint32_t> link_epoch{0};  // atomic: see Bucket::Holds

@@ -81,12 +81,12 @@ Wheel::ArmResult Wheel::Place(TimerNode* node, int64_t expiration_tick,
 }
 
 Wheel::ArmResult Wheel::ConfirmLinked(TimerNode* node, uint64_t gen) {
-  // A Stop changes the state, then reads `where`; this linker set `where`,
+  // A Stop changes the state, then reads `bucket`; this linker set `bucket`,
   // then reads the state here. Both are read-modify-writes or follow one on
   // the same atomic (Stop's CAS, this fetch_or), which the state's
   // modification order puts one before the other: if the Stop came first,
   // this sees it; if this came first, the Stop's CAS reads from it
-  // (acquire) and so sees `where`, set before it (release). Either way one
+  // (acquire) and so sees `bucket`, set before it (release). Either way one
   // of the two unlinks a stopped node: no stopped callback stays in a bucket
   // until its flush, up to an upper level's tick later.
   const uint64_t word = node->state.fetch_or(0, std::memory_order_acq_rel);
@@ -99,7 +99,7 @@ Wheel::ArmResult Wheel::ConfirmLinked(TimerNode* node, uint64_t gen) {
 
 Wheel::ArmResult Wheel::Dispatch(TimerNode* node, uint64_t gen,
                                  std::vector<DueTimer>* batch) {
-  node->where.store(nullptr, std::memory_order_release);
+  node->bucket.store(nullptr, std::memory_order_release);
   uint64_t expected = MakeStateWord(gen, State::kPending);
   if (!node->CasState(expected, MakeStateWord(gen, State::kDispatched))) {
     return ArmResult::kDropped;  // stopped meanwhile

@@ -106,14 +106,14 @@ class Wheel {
   // `gen` (kAnyGeneration: any). Otherwise kInTransit when it still names a
   // bucket, which, for a caller that holds the node's lock and asks for
   // kAnyGeneration, means a flush detached it (only linkers, which hold that
-  // lock, set `where`; a Stop that unlinks clears it).
+  // lock, set `bucket`; a Stop that unlinks clears it).
   UnlinkResult Unlink(TimerNode* node, uint64_t gen) {
-    Bucket* bucket = node->where.load(std::memory_order_acquire);
+    Bucket* bucket = node->bucket.load(std::memory_order_acquire);
     if (bucket == nullptr) return UnlinkResult::kNotLinked;
     if (bucket->level()->Remove(node, bucket, gen)) {
       return UnlinkResult::kUnlinked;
     }
-    return node->where.load(std::memory_order_acquire) == bucket
+    return node->bucket.load(std::memory_order_acquire) == bucket
                ? UnlinkResult::kInTransit
                : UnlinkResult::kNotLinked;
   }

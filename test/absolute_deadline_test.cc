@@ -128,10 +128,10 @@ TEST(AtClockTimeOriginTest, PointIsTheClocksTimeNotTheWheelsAge) {
   EXPECT_EQ(timer.Deadline(), when);
   EXPECT_EQ(timer.TimeLeft(), absl::Milliseconds(5));
   clock->Advance(absl::Milliseconds(5) - absl::Nanoseconds(1));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   EXPECT_EQ(log->count(), 0);
   clock->Advance(absl::Nanoseconds(1));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   ASSERT_EQ(log->count(), 1);
   EXPECT_EQ(log->runs()[0], when);
 }

@@ -4,7 +4,7 @@
 // bucket_test.cc: tests of Bucket (lib/bucket.h), one slot of a wheel level:
 // the array of nodes (Add appends, Remove takes out the first, a middle or
 // the last entry and moves the last one into its place, each node's `slot`
-// stays its index, size follows), the `where` / `linked_gen` bookkeeping in
+// stays its index, size follows), the `bucket` / `linked_gen` bookkeeping in
 // the nodes, the expiration (SetExpiration returns true only when it was
 // unset), and Detach / Flush, which empty the bucket, hand the nodes back,
 // mark them in transit and clear the expiration in the same step (DESIGN.md,
@@ -78,7 +78,7 @@ TEST_F(BucketTest, AddAppendsAndCountsSize) {
     bucket.Add(nodes[i], /*gen=*/100 + i);
     EXPECT_EQ(bucket.size(), i + 1);
     EXPECT_FALSE(bucket.empty());
-    EXPECT_EQ(nodes[i]->where.load(), &bucket);
+    EXPECT_EQ(nodes[i]->bucket.load(), &bucket);
     EXPECT_EQ(nodes[i]->linked_gen, 100u + i);
   }
   EXPECT_THAT(Contents(nodes, bucket), ElementsAreArray(nodes));
@@ -96,7 +96,7 @@ TEST_F(BucketTest, RemoveFirstMovesTheLastIntoItsPlace) {
   for (TimerNode* node : nodes) bucket.Add(node, 0);
   bucket.Remove(nodes[0]);
   EXPECT_EQ(bucket.size(), 2);
-  EXPECT_EQ(nodes[0]->where.load(), nullptr);
+  EXPECT_EQ(nodes[0]->bucket.load(), nullptr);
   EXPECT_FALSE(bucket.Holds(nodes[0]));
   EXPECT_THAT(Contents(nodes, bucket), ElementsAre(nodes[2], nodes[1]));
 }
@@ -107,7 +107,7 @@ TEST_F(BucketTest, RemoveMiddleMovesTheLastIntoItsPlace) {
   for (TimerNode* node : nodes) bucket.Add(node, 0);
   bucket.Remove(nodes[1]);
   EXPECT_EQ(bucket.size(), 2);
-  EXPECT_EQ(nodes[1]->where.load(), nullptr);
+  EXPECT_EQ(nodes[1]->bucket.load(), nullptr);
   EXPECT_THAT(Contents(nodes, bucket), ElementsAre(nodes[0], nodes[2]));
 }
 
@@ -117,7 +117,7 @@ TEST_F(BucketTest, RemoveLastKeepsTheRestAndAppendsAfterThem) {
   for (int i = 0; i < 3; ++i) bucket.Add(nodes[i], 0);
   bucket.Remove(nodes[2]);
   EXPECT_EQ(bucket.size(), 2);
-  EXPECT_EQ(nodes[2]->where.load(), nullptr);
+  EXPECT_EQ(nodes[2]->bucket.load(), nullptr);
   EXPECT_THAT(Contents(nodes, bucket), ElementsAre(nodes[0], nodes[1]));
   bucket.Add(nodes[3], 0);
   EXPECT_THAT(Contents(nodes, bucket),
@@ -229,7 +229,7 @@ TEST_F(BucketTest, FlushEmptiesAndClearsExpiration) {
   EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
   // In transit: they still name the bucket, which no longer holds them.
   for (TimerNode* node : nodes) {
-    EXPECT_EQ(node->where.load(), &bucket);
+    EXPECT_EQ(node->bucket.load(), &bucket);
     EXPECT_FALSE(bucket.Holds(node));
   }
   // Cleared in the same step: the next timer makes it offerable again.
@@ -310,7 +310,7 @@ TEST_F(BucketTest, HoldsOnlyNodesLinkedSinceTheLastDetach) {
   EXPECT_TRUE(bucket.Holds(old));
   bucket.Remove(old);
   EXPECT_FALSE(bucket.Holds(old));
-  EXPECT_EQ(old->where.load(), nullptr);
+  EXPECT_EQ(old->bucket.load(), nullptr);
 }
 
 TEST_F(BucketTest, LevelIsTheOneGiven) {

@@ -75,7 +75,7 @@ struct Fixture {
   }
   void Advance(absl::Duration d) {
     clock->Advance(d);
-    TimingWheelTestPeer::WaitIdle(*wheel);
+    wheel->WaitIdle();
   }
 
   std::shared_ptr<ManualClock> clock = std::make_shared<ManualClock>();
@@ -299,7 +299,7 @@ TEST_P(ExecutorMatrixTest, ShutdownFromACallbackLeavesTheWheelFullyShut) {
     ASSERT_TRUE(done.Wait());
     EXPECT_EQ(cancelled, 1);  // the one an hour out
   } else {
-    TimingWheelTestPeer::WaitIdle(*wheel_);
+    wheel_->WaitIdle();
     EXPECT_EQ(wheel_->GetStats().executor_dropped, 1);
     EXPECT_EQ(wheel_->Shutdown(), 1);
   }
@@ -354,13 +354,13 @@ TEST_P(RunningExecutorTest, ACallbackRunInsideAnotherKeepsEachTimersCurrent) {
                   .ok());
   for (int i = 0; i < 2; ++i) {
     clock_->Advance(absl::Milliseconds(1));
-    TimingWheelTestPeer::WaitIdle(*wheel_);
+    wheel_->WaitIdle();
   }
   ASSERT_TRUE(stopped.Wait());
   EXPECT_TRUE(stopped_itself);
   for (int i = 0; i < 5; ++i) {
     clock_->Advance(absl::Milliseconds(1));
-    TimingWheelTestPeer::WaitIdle(*wheel_);
+    wheel_->WaitIdle();
   }
   EXPECT_EQ(outer_runs, 2) << "a run started after Stop() returned true";
   EXPECT_EQ(wheel_->Pending(), 0);
@@ -408,7 +408,7 @@ TEST_P(RunningExecutorTest, ACallbackThatRearmsItselfDueLoopsWithoutRecursing) {
                               })
                   .ok());
   ASSERT_TRUE(done.Wait());
-  TimingWheelTestPeer::WaitIdle(*wheel_);
+  wheel_->WaitIdle();
   EXPECT_EQ(runs, kRuns);
   EXPECT_EQ(wheel_->Pending(), 0);
 }
@@ -422,7 +422,7 @@ TEST_P(ExecutorMatrixTest, TimersRunOrAreCountedWhateverTheExecutor) {
             .ok());
   }
   clock_->Advance(absl::Milliseconds(40));
-  TimingWheelTestPeer::WaitIdle(*wheel_);
+  wheel_->WaitIdle();
   wheel_->Shutdown();  // waits for the callbacks running on the pool
   const Stats stats = wheel_->GetStats();
   if (Runs()) {
@@ -465,7 +465,7 @@ TEST(ExecutorTest, AnExecutorThatThrowsIsContainedAndTheWheelGoesOn) {
   }
   for (int i = 0; i < 5; ++i) {
     clock->Advance(absl::Milliseconds(1));
-    TimingWheelTestPeer::WaitIdle(*wheel);
+    wheel->WaitIdle();
   }
   // The first three were dropped by the throws, the wheel went on.
   EXPECT_EQ(runs, 2);
@@ -521,7 +521,7 @@ TEST(ExecutorTest, CallbackAndSchedulerExceptionsAreReportedWithTheirText) {
                               [] { throw std::runtime_error("boom"); })
                   .ok());
   clock->Advance(absl::Milliseconds(1));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   EXPECT_EQ(wheel->GetStats().callbacks_thrown, 1);
   std::lock_guard<std::mutex> lock(mu);
   ASSERT_EQ(failures.size(), 1u);

@@ -162,7 +162,7 @@ TEST(ResetRacingShutdownTest, ShutdownWaitsForTheResetAndCountsItsTimer) {
   Timer timer =
       wheel->AfterFunc(absl::Milliseconds(1), [&runs] { ++runs; }).value();
   clock->Advance(absl::Milliseconds(1));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   ASSERT_EQ(runs, 1);  // fired: a Reset arms it anew
 
   // The Reset parks in Now(), after its check that the wheel is open.

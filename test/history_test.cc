@@ -110,7 +110,7 @@ struct CallbackRun {
 };
 
 // A point at which the wheel was idle: no call in progress, every callback
-// due by the clock started and returned (TimingWheelTestPeer::WaitIdle).
+// due by the clock started and returned (TimingWheel::WaitIdle).
 struct IdlePoint {
   int64_t seq = 0;
   absl::Duration clock;
@@ -1342,10 +1342,10 @@ History Play(const Workload& w) {
   for (std::thread& thread : threads) thread.join();
   // Settle at this time, then move past every deadline (at most 40 ticks of
   // a delay plus 5 of a period ahead) and settle again.
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   recorder->Idle();
   clock->Advance(w.tick * 100);
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   recorder->Idle();
   Op op;
   op.kind = OpKind::kShutdown;

@@ -12,7 +12,7 @@
 //      own model: a sorted multimap of deadlines, nothing about levels or
 //      buckets.
 //   2. When every thread is done, the main thread waits until the wheel is
-//      quiescent (TimingWheelTestPeer::WaitIdle, not a sleep) and compares
+//      quiescent (TimingWheel::WaitIdle, not a sleep) and compares
 //      every timer with the models: which ran and how often, at what clock
 //      time, and Pending() against their sum. Then it advances the clock by
 //      1 ns to 20 years, waits again and compares again: each timer due ran
@@ -706,7 +706,7 @@ class SeedRun {
   // Waits until the wheel is quiescent, then compares every timer and
   // Pending() with the models. `after` says what came last.
   std::string Compare(const std::string& after) {
-    TimingWheelTestPeer::WaitIdle(*wheel_);
+    wheel_->WaitIdle();
     const int64_t now = NowNs();
     std::vector<std::string> failures;
     int64_t pending = 0;

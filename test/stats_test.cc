@@ -114,7 +114,7 @@ TEST(GetStatsTest, CountersAndLatenessFollowWhatHappened) {
 
   for (int i = 0; i < 4; ++i) {
     clock->Advance(absl::Milliseconds(1));
-    TimingWheelTestPeer::WaitIdle(*wheel);
+    wheel->WaitIdle();
   }
   Stats stats = wheel->GetStats();
   EXPECT_EQ(stats.scheduled, 4);

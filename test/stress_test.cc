@@ -210,7 +210,7 @@ TEST(StressTest, NothingLostNothingDoubled) {
   clock_driver.Stop();
 
   // At rest: whatever is due has run; Pending() counts the live arms left.
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   int64_t live = 0;
   for (const auto& mine : owned) {
     for (const auto& timer : mine) {
@@ -221,7 +221,7 @@ TEST(StressTest, NothingLostNothingDoubled) {
   EXPECT_EQ(wheel->Pending(), live) << "scheduled - fired - stopped at rest";
 
   clock->Advance(absl::Hours(1));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   EXPECT_EQ(wheel->Pending(), 0);
 
   int64_t arms = 0;
@@ -291,7 +291,7 @@ TEST(StressTest, StopAndResetRacingFlushAndCascade) {
       const absl::Duration at = arm_at[i % 4];
       if (clock->Now() < at) {
         clock->Advance(at - clock->Now());
-        TimingWheelTestPeer::WaitIdle(*wheel);
+        wheel->WaitIdle();
       }
       logs[i] = std::make_shared<RunLog>(clock);
       absl::StatusOr<Timer> timer =
@@ -336,7 +336,7 @@ TEST(StressTest, StopAndResetRacingFlushAndCascade) {
     }
     for (std::thread& thread : threads) thread.join();
     clock->Advance(10 * kTick);
-    TimingWheelTestPeer::WaitIdle(*wheel);
+    wheel->WaitIdle();
     ASSERT_EQ(wheel->Pending(), 0);
 
     int failures = 0;
@@ -445,7 +445,7 @@ TEST(StressTest, PeriodicTimersUnderConcurrentResetAndStop) {
   for (std::thread& thread : threads) thread.join();
   clock_driver.Stop();
   clock->Advance(absl::Hours(1));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   EXPECT_EQ(wheel->Pending(), 0);
   int total_runs = 0;
   for (int i = 0; i < kTimers; ++i) {
@@ -674,7 +674,7 @@ TEST(StressTest, StoppedWhileCascadingKeepsNoCallback) {
     clock->Advance(absl::Milliseconds(15600));  // the cascade starts
     go.store(true, std::memory_order_release);
     stopper.join();
-    TimingWheelTestPeer::WaitIdle(*wheel);
+    wheel->WaitIdle();
     ASSERT_EQ(stopped.load(), timers) << "round " << round;
     handles.clear();
     EXPECT_EQ(live.load(), 0)

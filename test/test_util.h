@@ -6,14 +6,14 @@
 // own.
 //
 // Driving a wheel deterministically:
+//   * `TimingWheel::WaitIdle` (public) returns once every bucket that is due
+//     by the clock has been flushed and every due callback has returned. With a
+//     ManualClock that makes a test exact: advance, wait idle, then check what
+//     ran; and it is how a test shows that something does NOT happen (wait
+//     idle, then look at the counters), never by sleeping.
 //   * `TimingWheelTestPeer` reaches the engine behind a TimingWheel (declared
 //     a friend there), and `EngineTestPeer` the wheel inside an engine, for
-//     tests that check where timers sit. `TimingWheelTestPeer::WaitIdle` is
-//     TimingWheel::WaitIdle: every bucket that is due by the clock has been
-//     flushed and every due callback has returned. With a ManualClock that
-//     makes a test exact: advance, wait idle, then check what ran; and it is
-//     how a test shows that something does NOT happen (wait idle, then look
-//     at the counters), never by sleeping.
+//     tests that check where timers sit.
 //   * `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock,
 //     Start to rebuild it with other Options, and Advance / AdvanceTo, which
 //     move the clock and wait until the wheel is quiescent.
@@ -124,7 +124,6 @@ class TimingWheelTestPeer {
   static internal::Engine& GetEngine(TimingWheel& wheel) {
     return *wheel.engine_;
   }
-  static void WaitIdle(TimingWheel& wheel) { wheel.WaitIdle(); }
 };
 
 // A fixture with a TimingWheel of `kWorkers` workers (and otherwise the
@@ -150,7 +149,7 @@ class ManualWheelTest : public Base {
     wheel_ = *std::move(wheel);
   }
   // Waits until everything due by the clock has run.
-  void WaitIdle() { TimingWheelTestPeer::WaitIdle(*wheel_); }
+  void WaitIdle() { wheel_->WaitIdle(); }
   // Moves the clock by `d` and waits until everything due has run.
   void Advance(absl::Duration d) {
     clock_->Advance(d);

@@ -169,7 +169,7 @@ TEST(ThreadOptionsTest, HookRunsBeforeTheWorkerTakesATimer) {
                                 found = hits;
                               })
                   .ok());
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   EXPECT_EQ(found.load(), 1);
 }
 

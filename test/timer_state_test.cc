@@ -112,7 +112,7 @@ TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kPending));
   EXPECT_EQ(node->home, nodes_.home());
   EXPECT_FALSE(node->periodic());
-  EXPECT_EQ(node->where.load(), nullptr);
+  EXPECT_EQ(node->bucket.load(), nullptr);
   EXPECT_EQ(node->home->lane(), 0);
   EXPECT_TRUE(static_cast<bool>(node->callback));
   node->Unref();

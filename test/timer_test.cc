@@ -268,7 +268,7 @@ TEST_F(TimerQueryOneWorkerTest, DueTimerWaitingForABusyWorkerIsStillPending) {
   EXPECT_TRUE(waiting.Stop());
   EXPECT_FALSE(waiting.Pending());
   release = true;
-  TimingWheelTestPeer::WaitIdle(*wheel_);
+  wheel_->WaitIdle();
   EXPECT_EQ(second_runs.load(), 0);
 }
 

@@ -4,7 +4,7 @@
 // timingwheel_test.cc: the contract of TimingWheel and Timer
 // (include/timingwheel/timingwheel.h, timer.h), driven by a ManualClock so
 // that every check is exact: advance the clock, wait until the wheel is idle
-// (TimingWheelTestPeer::WaitIdle), then look at what ran. Covered:
+// (TimingWheel::WaitIdle), then look at what ran. Covered:
 //   * timing: never before the deadline; a tick-aligned deadline fires when the
 //     clock reaches it, an unaligned one by the next tick; d <= 0 runs as soon
 //     as possible on a worker, never inline; jumps of days and of 100 years;

@@ -73,7 +73,7 @@ TEST(UptimeLimitTest, At146YearsTimersStillFireAndTheRangeEndIsAnError) {
   // are tick-aligned and fire exactly when the clock reaches them.
   constexpr int64_t kTickNs = 1000000;
   clock->Advance(absl::Nanoseconds((int64_t{1} << 62) / kTickNs * kTickNs));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
 
   std::atomic<int> second{0};
   std::atomic<int> century{0};
@@ -82,17 +82,17 @@ TEST(UptimeLimitTest, At146YearsTimersStillFireAndTheRangeEndIsAnError) {
   ASSERT_TRUE(wheel->AfterFunc(kCentury, [&] { ++century; }).ok());
 
   clock->Advance(absl::Milliseconds(999));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   EXPECT_EQ(second, 0);
   clock->Advance(absl::Milliseconds(1));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   EXPECT_EQ(second, 1);
 
   clock->Advance(kCentury - absl::Seconds(1) - absl::Milliseconds(1));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   EXPECT_EQ(century, 0);
   clock->Advance(absl::Milliseconds(1));
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   EXPECT_EQ(century, 1);
 
   // 146 + 246 years is past int64 nanoseconds (292 years): an error.
@@ -135,7 +135,7 @@ TEST(BacklogTest, ASaturatedPoolLosesNothingAndShowsItsBacklogInStats) {
   EXPECT_EQ(stats.fired, 1);
   EXPECT_EQ(runs, 0);
   release.set_value();
-  TimingWheelTestPeer::WaitIdle(*wheel);
+  wheel->WaitIdle();
   stats = wheel->GetStats();
   EXPECT_EQ(runs, 10);
   EXPECT_EQ(stats.fired, 11);

@@ -116,7 +116,8 @@ std::string ResultName(AddResult result) {
 }
 
 // ---------------------------------------------------------------------------
-// Shared fixture: an idle engine for the nodes and a clock for the queues.
+// Shared fixture: TestNodes for the nodes (no engine) and a clock for the
+// queues.
 
 class WheelLevelTest : public ::testing::Test {
  public:
@@ -213,12 +214,12 @@ void CheckFreshPlacement(WheelLevelTest* test, TimerNode* node, int w,
   const AddResult result = WheelLevelTest::AddLocked(level, node, e, 7);
   if (want.fit == Fit::kDue) {
     EXPECT_EQ(ResultName(result), "kDue");
-    EXPECT_EQ(node->where.load(), nullptr);
+    EXPECT_EQ(node->bucket.load(), nullptr);
     EXPECT_EQ(queue->size(), 0);
     return;
   }
   ASSERT_EQ(ResultName(result), "kAdded");
-  Bucket* bucket = node->where.load();
+  Bucket* bucket = node->bucket.load();
   ASSERT_NE(bucket, nullptr);
   EXPECT_EQ(bucket->level(), level);
   EXPECT_EQ(Peer::SlotOf(*level, bucket), want.slot);
@@ -320,11 +321,11 @@ void CheckAddOnEveryLevel(WheelLevelTest* test, int w, int64_t current,
           << "wheel_size " << w << " current " << current << " e " << e
           << " level " << j;
       if (result == AddResult::kAdded) {
-        Bucket* bucket = node->where.load();
+        Bucket* bucket = node->bucket.load();
         EXPECT_EQ(Peer::SlotOf(*level, bucket), (e / width) % w);
         EXPECT_TRUE(level->Remove(node, bucket, 1));
       } else {
-        EXPECT_EQ(node->where.load(), nullptr);
+        EXPECT_EQ(node->bucket.load(), nullptr);
       }
     }
   }
@@ -353,7 +354,7 @@ TEST_F(WheelLevelTest, HigherLevelRetriesTimerThatFitsLower) {
   EXPECT_EQ(AddLocked(level1, node, -5), AddResult::kRetry);  // past
   EXPECT_EQ(AddLocked(level2, node, 15), AddResult::kRetry);
   EXPECT_EQ(AddLocked(level2, node, 3), AddResult::kRetry);
-  EXPECT_EQ(node->where.load(), nullptr);
+  EXPECT_EQ(node->bucket.load(), nullptr);
   EXPECT_EQ(queue->size(), 0);
   // One tick of the level ahead is accepted.
   EXPECT_EQ(AddLocked(level1, node, 4), AddResult::kAdded);
@@ -372,7 +373,7 @@ TEST_F(WheelLevelTest, HigherLevelTakesATimerOneOfItsTicksAheadEvenIfItFits) {
   EXPECT_EQ(level0.Locate(9), &level0);
   TimerNode* node = NewNode();
   ASSERT_EQ(AddLocked(level1, node, 9), AddResult::kAdded);
-  EXPECT_EQ(node->where.load()->expiration(), 8);
+  EXPECT_EQ(node->bucket.load()->expiration(), 8);
   EXPECT_EQ(ResultName(AddLocked(level1, NewNode(), 7)), "kRetry");
   std::vector<TimerNode*> out;
   level1->Close(&out);
@@ -386,17 +387,17 @@ TEST_F(WheelLevelTest, TheBucketPastTheSpanTakesOnlyAFreeSlot) {
   WheelLevel level0(1, 4, 0, queue.get(), false);
   TimerNode* a = NewNode();
   ASSERT_EQ(AddLocked(&level0, a, 4), AddResult::kAdded);
-  Bucket* at4 = a->where.load();
+  Bucket* at4 = a->bucket.load();
   EXPECT_EQ(Peer::SlotOf(level0, at4), 0);
   level0.Advance(4);
   TimerNode* b = NewNode();
   EXPECT_EQ(AddLocked(&level0, b, 8), AddResult::kTooFar);
-  EXPECT_EQ(b->where.load(), nullptr);
+  EXPECT_EQ(b->bucket.load(), nullptr);
   std::vector<TimerNode*> detached;
   level0.Detach(at4, &detached);
   EXPECT_THAT(detached, ElementsAre(a));
   ASSERT_EQ(AddLocked(&level0, b, 8), AddResult::kAdded);
-  EXPECT_EQ(b->where.load(), at4);
+  EXPECT_EQ(b->bucket.load(), at4);
   EXPECT_EQ(at4->expiration(), 8);
   std::vector<TimerNode*> out;
   level0.Close(&out);
@@ -419,7 +420,7 @@ TEST_F(WheelLevelTest, HigherLevelBucketsAreReleasedOneLowerTickEarly) {
     const std::vector<DelayQueue::Entry> offered = Drain(queue.get());
     ASSERT_EQ(offered.size(), 1u);
     EXPECT_EQ(offered[0].release_tick,
-              nodes.back()->where.load()->expiration() - offsets[k])
+              nodes.back()->bucket.load()->expiration() - offsets[k])
         << "level " << k;
   }
   std::vector<TimerNode*> out;
@@ -608,7 +609,7 @@ void CheckTopLevel(WheelLevelTest* test, int w) {
       ASSERT_EQ(level0.Locate(e), top) << e;
       ASSERT_EQ(ResultName(WheelLevelTest::AddLocked(top, node, e)), "kAdded")
           << e;
-      Bucket* bucket = node->where.load();
+      Bucket* bucket = node->bucket.load();
       EXPECT_EQ(bucket->expiration(), id * top->tick_width()) << e;
       slots.insert(Peer::SlotOf(*top, bucket));
     }
@@ -641,7 +642,7 @@ TEST_F(WheelLevelTest, TopLevelFromALateCurrent) {
   EXPECT_EQ(IndexOf(&level0, level), 1);
   EXPECT_EQ(level->current_tick(), (kMaxTick - 5) / 2 * 2);
   ASSERT_EQ(AddLocked(level, node, kMaxTick), AddResult::kAdded);
-  EXPECT_EQ(node->where.load()->expiration(), kMaxTick / 2 * 2);
+  EXPECT_EQ(node->bucket.load()->expiration(), kMaxTick / 2 * 2);
   std::vector<TimerNode*> out;
   level->Close(&out);
 }
@@ -656,10 +657,10 @@ TEST_F(WheelLevelTest, RemoveWithMatchingGenerationUnlinks) {
   TimerNode* b = NewNode();
   ASSERT_EQ(AddLocked(&level0, a, 2, /*gen=*/5), AddResult::kAdded);
   ASSERT_EQ(AddLocked(&level0, b, 2, /*gen=*/6), AddResult::kAdded);
-  Bucket* bucket = a->where.load();
+  Bucket* bucket = a->bucket.load();
   EXPECT_EQ(level0.CountTimers(), 2);
   EXPECT_TRUE(level0.Remove(a, bucket, 5));
-  EXPECT_EQ(a->where.load(), nullptr);
+  EXPECT_EQ(a->bucket.load(), nullptr);
   EXPECT_EQ(level0.CountTimers(), 1);
   EXPECT_FALSE(level0.Remove(a, bucket, 5));  // already out
   // The bucket stays offered until flushed.
@@ -674,18 +675,18 @@ TEST_F(WheelLevelTest, RemoveWithOtherGenerationOrBucketDoesNothing) {
   WheelLevel level0(1, 4, 0, queue.get(), false);
   TimerNode* node = NewNode();
   ASSERT_EQ(AddLocked(&level0, node, 3, /*gen=*/5), AddResult::kAdded);
-  Bucket* bucket = node->where.load();
+  Bucket* bucket = node->bucket.load();
   EXPECT_FALSE(level0.Remove(node, bucket, 4));
   EXPECT_FALSE(level0.Remove(node, bucket, 6));
-  EXPECT_EQ(node->where.load(), bucket);
+  EXPECT_EQ(node->bucket.load(), bucket);
   EXPECT_EQ(level0.CountTimers(), 1);
   // Another bucket of the same level.
   TimerNode* other = NewNode();
   ASSERT_EQ(AddLocked(&level0, other, 1, 5), AddResult::kAdded);
-  EXPECT_FALSE(level0.Remove(node, other->where.load(), 5));
+  EXPECT_FALSE(level0.Remove(node, other->bucket.load(), 5));
   EXPECT_EQ(level0.CountTimers(), 2);
   EXPECT_TRUE(level0.Remove(node, bucket, 5));
-  EXPECT_TRUE(level0.Remove(other, other->where.load(), 5));
+  EXPECT_TRUE(level0.Remove(other, other->bucket.load(), 5));
 }
 
 TEST_F(WheelLevelTest, RemoveOfAFlushedNodeDoesNothing) {
@@ -693,12 +694,12 @@ TEST_F(WheelLevelTest, RemoveOfAFlushedNodeDoesNothing) {
   WheelLevel level0(1, 4, 0, queue.get(), false);
   TimerNode* node = NewNode();
   ASSERT_EQ(AddLocked(&level0, node, 3, 1), AddResult::kAdded);
-  Bucket* bucket = node->where.load();
+  Bucket* bucket = node->bucket.load();
   EXPECT_THAT(DetachAll(level0, bucket), ElementsAre(node));
   EXPECT_FALSE(bucket->Holds(node));  // in transit
   EXPECT_EQ(bucket->expiration(), Bucket::kNoExpiration);
   EXPECT_FALSE(level0.Remove(node, bucket, 1));
-  EXPECT_EQ(node->where.load(), bucket);  // untouched: the advancer owns it
+  EXPECT_EQ(node->bucket.load(), bucket);  // untouched: the advancer owns it
 }
 
 TEST_F(WheelLevelTest, BucketIsOfferedOncePerFillAndAgainAfterFlush) {
@@ -709,7 +710,7 @@ TEST_F(WheelLevelTest, BucketIsOfferedOncePerFillAndAgainAfterFlush) {
   ASSERT_EQ(AddLocked(&level0, a, 2), AddResult::kAdded);
   ASSERT_EQ(AddLocked(&level0, b, 2), AddResult::kAdded);
   EXPECT_EQ(queue->size(), 1);
-  Bucket* bucket = a->where.load();
+  Bucket* bucket = a->bucket.load();
   EXPECT_THAT(DetachAll(level0, bucket), ElementsAre(a, b));
   EXPECT_EQ(Drain(queue.get()).size(), 1u);
   ASSERT_EQ(AddLocked(&level0, a, 2), AddResult::kAdded);
@@ -754,7 +755,7 @@ TEST_F(WheelLevelTest, CloseEmptiesTheLevelAndRefusesLaterAdds) {
   // By slot, each in insertion order.
   EXPECT_THAT(out, ElementsAre(added[0], added[2], added[1], added[3]));
   for (TimerNode* node : out) {
-    Bucket* bucket = node->where.load();
+    Bucket* bucket = node->bucket.load();
     ASSERT_NE(bucket, nullptr);
     EXPECT_FALSE(bucket->Holds(node));  // detached: in transit
   }
@@ -767,7 +768,7 @@ TEST_F(WheelLevelTest, CloseEmptiesTheLevelAndRefusesLaterAdds) {
   for (int64_t e : {-1, 0, 1, 3, 4, 1000}) {
     EXPECT_EQ(ResultName(AddLocked(&level0, late, e)), "kClosed") << e;
   }
-  EXPECT_EQ(late->where.load(), nullptr);
+  EXPECT_EQ(late->bucket.load(), nullptr);
   EXPECT_EQ(level0.CountTimers(), 0);
   out.clear();
   level0.Close(&out);  // again: nothing
@@ -788,7 +789,7 @@ TEST_F(WheelLevelTest, CloseReachesOverflowLevelsCreatedAfterIt) {
     EXPECT_EQ(ResultName(AddLocked(level, node, e)), "kClosed") << e;
   }
   EXPECT_EQ(NumLevels(&level0), 5);
-  EXPECT_EQ(node->where.load(), nullptr);
+  EXPECT_EQ(node->bucket.load(), nullptr);
 }
 
 TEST_F(WheelLevelTest, CloseBottomUpReachesEveryLevelOldOrNew) {
@@ -809,7 +810,7 @@ TEST_F(WheelLevelTest, CloseBottomUpReachesEveryLevelOldOrNew) {
     EXPECT_TRUE(Peer::IsClosed(*level)) << e;
     EXPECT_EQ(ResultName(AddLocked(level, node, e)), "kClosed") << e;
   }
-  EXPECT_EQ(node->where.load(), nullptr);
+  EXPECT_EQ(node->bucket.load(), nullptr);
 }
 
 TEST_F(WheelLevelTest, CloseOfOneLevelLeavesExistingLevelsAboveOpen) {

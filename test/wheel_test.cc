@@ -74,7 +74,7 @@ TEST_F(WheelTest, ArmLinksAFutureTimerAndOffersItsBucket) {
   TimerNode* node = NewNode();
   EXPECT_EQ(wheel_.ArmNew(node, 3 * kMs, 0, &batch_), Wheel::ArmResult::kArmed);
   EXPECT_TRUE(batch_.empty());
-  EXPECT_NE(node->where.load(), nullptr);
+  EXPECT_NE(node->bucket.load(), nullptr);
   EXPECT_EQ(wheel_.queue().size(), 1);
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kPending));
 }

@@ -7,7 +7,7 @@
 //
 // Each input builds a fresh wheel (nothing is shared across inputs), runs at
 // most kMaxOps operations on at most kMaxTimers timers, and is checked after
-// every clock move: advance, TimingWheelTestPeer::WaitIdle (nothing is due
+// every clock move: advance, TimingWheel::WaitIdle (nothing is due
 // and every due callback returned), then compare. Any mismatch prints the
 // wheel's options, the operations so far and the details, then traps.
 //
@@ -654,7 +654,7 @@ class Fuzzer {
   }
 
   void WaitIdleAndCheck() {
-    if (!shut_down_) TimingWheelTestPeer::WaitIdle(*wheel_);
+    if (!shut_down_) wheel_->WaitIdle();
     for (size_t id = 0; id < timers_.size(); ++id) CheckTimer(id);
     CheckCounters();
   }
