@@ -36,6 +36,7 @@
 #include "clock_wake_up.h"
 #include "gtest/gtest.h"
 #include "mutex.h"
+#include "test_util.h"
 #include "timingwheel/timingwheel.h"
 
 namespace timingwheel {
@@ -416,24 +417,6 @@ class SimulatedClock : public Clock {
 
  private:
   std::atomic<int64_t> now_ns_{0};
-};
-
-// Another: real time plus jumps (a debugger's "skip ahead"). It keeps the
-// default RealTimeUntil and notifies after each jump.
-class JumpingClock : public Clock {
- public:
-  absl::Duration Now() const override {
-    return absl::Now() - absl::UnixEpoch() +
-           absl::Nanoseconds(offset_ns_.load(std::memory_order_acquire));
-  }
-  void Jump(absl::Duration d) {
-    offset_ns_.fetch_add(absl::ToInt64Nanoseconds(d),
-                         std::memory_order_release);
-    NotifyTimeChanged();
-  }
-
- private:
-  std::atomic<int64_t> offset_ns_{0};
 };
 
 TEST(CustomClockTest, NotifyTimeChangedWakesAWaiter) {

@@ -37,6 +37,7 @@
 #include "bucket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test_util.h"
 #include "timingwheel/clock.h"
 
 namespace timingwheel::internal {
@@ -402,25 +403,6 @@ TEST(DelayQueueSteadyClockTest, DueOfferWakesPollWaitingAnHourAwayRealClock) {
   EXPECT_EQ(queue.size(), 1);
   queue.Done(1);
 }
-
-// A clock a user might write with the public API only: real time plus jumps
-// (a debugger's "skip ahead"). It keeps the default RealTimeUntil, so a
-// sleeper sleeps in real time, and notifies after each jump.
-class JumpingClock : public Clock {
- public:
-  absl::Duration Now() const override {
-    return absl::Now() - absl::UnixEpoch() +
-           absl::Nanoseconds(offset_ns_.load(std::memory_order_acquire));
-  }
-  void Jump(absl::Duration d) {
-    offset_ns_.fetch_add(absl::ToInt64Nanoseconds(d),
-                         std::memory_order_release);
-    NotifyTimeChanged();
-  }
-
- private:
-  std::atomic<int64_t> offset_ns_{0};
-};
 
 TEST(DelayQueueCustomClockTest, JumpWakesPollWaitingAnHourAwayRealClock) {
   auto clock = std::make_shared<JumpingClock>();

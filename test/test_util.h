@@ -19,6 +19,8 @@
 //     move the clock and wait until the wheel is quiescent.
 //   * `TestNodes` is a home for the TimerNodes that the unit tests of
 //     buckets, levels and timer states make directly, with no engine.
+//   * `JumpingClock` is a clock written with the public API only: real
+//     time plus jumps that it announces with NotifyTimeChanged.
 //
 // Recording what ran:
 //   * `RunLog` records the clock readings at which one timer's callback ran
@@ -42,6 +44,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -278,6 +281,27 @@ inline std::multiset<std::string> ThreadNames() {
   }
   return names;
 }
+
+// A clock a user might write with the public API only: steady_clock plus
+// jumps (a debugger's "skip ahead"). It keeps the default RealTimeUntil, so a
+// sleeper sleeps in real time, and it notifies after each jump.
+class JumpingClock : public Clock {
+ public:
+  absl::Duration Now() const override {
+    return absl::FromChrono(
+               std::chrono::steady_clock::now().time_since_epoch()) +
+           absl::Nanoseconds(offset_ns_.load(std::memory_order_acquire));
+  }
+  // Moves the time forward by `d` (> 0) and wakes every wheel on the clock.
+  void Jump(absl::Duration d) {
+    offset_ns_.fetch_add(absl::ToInt64Nanoseconds(d),
+                         std::memory_order_release);
+    NotifyTimeChanged();
+  }
+
+ private:
+  std::atomic<int64_t> offset_ns_{0};
+};
 
 // Records every run of one timer's callback: the clock reading of each, and
 // the thread of the last. Callbacks hold it by shared_ptr (Callback), so it
