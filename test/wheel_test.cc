@@ -141,6 +141,7 @@ TEST_F(WheelTest, ReleasedBucketCascadesThenComesDue) {
   ASSERT_EQ(due.size(), 1u);
   EXPECT_EQ(due[0].release_tick, 9);
   wheel_.AdvanceTo(9);
+  detached.clear();  // Detach wants an empty array: it swaps it in
   Wheel::Detach(due[0], &detached);
   EXPECT_EQ(Arm(node, 9 * kMs, 0), Wheel::ArmResult::kArmed);
   ASSERT_EQ(batch_.size(), 1u);  // due now
@@ -176,6 +177,7 @@ TEST_F(WheelTest, ANodesHomeIsTheCallingThreadsLane) {
   EXPECT_EQ(node->home, wheel_.HomeOfThisThread());
   EXPECT_EQ(node->home->lane(), wheel_.HomeOfThisThread()->lane());
   EXPECT_LT(node->home->lane(), wheel_.lanes());
+  node->Unref();  // never armed: the wheel's reference stays the test's
 }
 
 }  // namespace
