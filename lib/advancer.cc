@@ -33,7 +33,7 @@ Advancer::Advancer(Wheel* wheel, Runner* runner, const TimeBase* time,
     : wheel_(wheel), runner_(runner), time_(time), counts_(counts) {}
 
 void Advancer::Start(RefCounted* owner,
-                     std::function<void(ThreadRole)> on_thread_start) {
+                     const std::function<void(ThreadRole)>& on_thread_start) {
   owner->Ref(2);  // released as each thread exits
   poller_ = std::thread([this, owner, on_thread_start] {
     on_thread_start(ThreadRole::kPoller);

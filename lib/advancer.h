@@ -65,7 +65,7 @@ class Advancer {
   // Starts both threads; each first calls `on_thread_start` with its role
   // and holds a reference on `owner` until it exits.
   void Start(RefCounted* owner,
-             std::function<void(ThreadRole)> on_thread_start);
+             const std::function<void(ThreadRole)>& on_thread_start);
   // Closes the delay queue and the inbox, and joins both threads (detaches
   // the calling one). Buckets not flushed stay in their levels.
   void Stop() ABSL_LOCKS_EXCLUDED(inbox_mu_);
