@@ -97,14 +97,16 @@ void Advancer::AdvancerLoop() {
 bool Advancer::WaitInbox(ReadyBuckets* ready) {
   MutexLock lock(&inbox_mu_);
   while (inbox_.empty() && !inbox_closed_) inbox_cv_.Wait(&inbox_mu_);
-  if (inbox_closed_) return false;
-  for (const DelayQueue::Entry& entry : inbox_) ready->push(entry);
-  inbox_.clear();
-  return true;
+  MoveInbox(ready);
+  return !inbox_closed_;
 }
 
 void Advancer::TakeInbox(ReadyBuckets* ready) {
   MutexLock lock(&inbox_mu_);
+  MoveInbox(ready);
+}
+
+void Advancer::MoveInbox(ReadyBuckets* ready) {
   if (inbox_closed_) return;
   for (const DelayQueue::Entry& entry : inbox_) ready->push(entry);
   inbox_.clear();

@@ -93,6 +93,7 @@ class Advancer {
   bool WaitInbox(ReadyBuckets* ready) ABSL_LOCKS_EXCLUDED(inbox_mu_);
   // Moves the inbox's entries into `ready` (none once it is closed).
   void TakeInbox(ReadyBuckets* ready) ABSL_LOCKS_EXCLUDED(inbox_mu_);
+  void MoveInbox(ReadyBuckets* ready) ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_mu_);
   // Flushes the entry's bucket. With `ready` (the outer flush), slices it as
   // above, flushing the earlier buckets with `nested`'s arrays.
   void Flush(const DelayQueue::Entry& entry, Scratch* scratch, Scratch* nested,

@@ -58,14 +58,7 @@ void Engine::OnThreadStart(ThreadRole role, int index) const {
   if (on_thread_start_) on_thread_start_(role, index);
 }
 
-void Engine::ReleaseOwner() {
-  // One provisional reference per lane first, so that no lane's release can
-  // delete the engine while the others are still being visited.
-  Ref(wheel_.lanes());
-  Wheel* const wheel = &wheel_;
-  Unref();  // the owner's own; the provisional ones keep the engine
-  wheel->ReleaseHomes();
-}
+void Engine::ReleaseOwner() { wheel_.ReleaseOwner(); }
 
 absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
                                             absl::AnyInvocable<void()> f,

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "placement.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -42,8 +43,7 @@ int64_t TimeBase::NowNs() const {
 }
 
 int64_t TimeBase::TickOf(int64_t deadline_ns) const {
-  return deadline_ns / tick_ns_ +
-         ((deadline_ns % tick_ns_ != 0) && (deadline_ns > 0));
+  return CeilDiv(deadline_ns, tick_ns_);
 }
 
 absl::StatusOr<int64_t> TimeBase::DeadlineAfter(int64_t now_ns,

@@ -25,6 +25,7 @@ int LaneCount() {
 Wheel::Wheel(const TimeBase* time, int wheel_size, NodePool* pool,
              RefCounted* owner, Engine* engine)
     : time_(time),
+      owner_(owner),
       queue_(time->shared_clock(), time->origin(), time->tick_ns()),
       lanes_(LaneCount()) {
   for (size_t i = 0; i < lanes_.size(); ++i) {
@@ -132,11 +133,15 @@ void Wheel::Close(std::vector<TimerNode*>* out) {
   }
 }
 
-void Wheel::ReleaseHomes() {
+void Wheel::ReleaseOwner() {
   // The last home's release may delete the owner, and this wheel with it:
-  // read the homes first.
+  // read the homes first. One provisional reference per home, so that no
+  // home's release deletes the owner while the others are still visited.
   std::vector<NodeHome*> homes;
   for (const std::unique_ptr<Lane>& lane : lanes_) homes.push_back(&lane->home);
+  RefCounted* const owner = owner_;
+  owner->Ref(static_cast<int64_t>(homes.size()));
+  owner->Unref();  // the owner's own; the provisional ones keep it
   for (NodeHome* home : homes) home->ReleaseBias();
 }
 

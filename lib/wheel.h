@@ -129,9 +129,10 @@ class Wheel {
 
   // Refuses every later arm (kClosed) and empties every bucket into `out`.
   void Close(std::vector<TimerNode*>* out);
-  // The owner lets go: see NodeHome. Precondition: the caller holds one
-  // reference on the owner per lane (lanes()), which the homes release.
-  void ReleaseHomes();
+  // The owner's own reference goes: from now on each lane that still has
+  // nodes holds one reference on the owner, until its last node goes (see
+  // NodeHome). May delete the owner, and this wheel with it.
+  void ReleaseOwner();
   int lanes() const { return static_cast<int>(lanes_.size()); }
 
  private:
@@ -152,6 +153,7 @@ class Wheel {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
 
   const TimeBase* const time_;
+  RefCounted* const owner_;
   DelayQueue queue_;
   // Each on cache lines of its own.
   struct alignas(64) Lane {

@@ -37,9 +37,7 @@ class WheelTest : public ::testing::Test {
     for (TimerNode* node : linked) node->Unref();
     for (const DueTimer& due : batch_) due.node->Unref();
     for (TimerNode* node : handles_) node->Unref();
-    owner_->Ref(wheel_.lanes());
-    owner_->Unref();
-    wheel_.ReleaseHomes();
+    wheel_.ReleaseOwner();
   }
 
   // A new node with two references, the test's handle and the wheel's.
