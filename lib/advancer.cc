@@ -122,9 +122,11 @@ void Advancer::Flush(const DelayQueue::Entry& entry, Scratch* scratch,
     PrefetchAhead(detached, i);
     if (ready != nullptr && i > 0 && i % kFlushSlice == 0) {
       runner_->Submit(&scratch->batch);
-      if (FlushEarlier(Wheel::ExpirationOf(entry), nested, ready)) {
-        now_ns = time_->NowNs();
-      }
+      FlushEarlier(Wheel::ExpirationOf(entry), nested, ready);
+      // The timers that came due while the bucket was moved run now instead
+      // of waiting in a level-0 bucket for the end of this flush: a burst's
+      // first callback does not wait for its whole cascade.
+      now_ns = time_->NowNs();
     }
     AddOrRun(detached[i], now_ns, scratch);
     // Let the workers start on a huge bucket before it is all moved. No node
@@ -142,17 +144,14 @@ void Advancer::Flush(const DelayQueue::Entry& entry, Scratch* scratch,
   wheel_->queue().Done(1);
 }
 
-bool Advancer::FlushEarlier(int64_t expiration, Scratch* nested,
+void Advancer::FlushEarlier(int64_t expiration, Scratch* nested,
                             ReadyBuckets* ready) {
   TakeInbox(ready);
-  bool flushed = false;
   while (!ready->empty() && Wheel::ExpirationOf(ready->top()) <= expiration) {
     const DelayQueue::Entry due = ready->top();
     ready->pop();
     Flush(due, nested, nullptr, nullptr);
-    flushed = true;
   }
-  return flushed;
 }
 
 void Advancer::AddOrRun(TimerNode* node, int64_t now_ns, Scratch* scratch) {

@@ -24,7 +24,12 @@
 // before its expiration. Every kFlushSlice timers of a bucket the advancer
 // takes the inbox into the heap and first flushes, in full, the buckets that
 // expire no later than the one in progress; later ones wait. So a big bucket
-// of a higher level never holds up the level-0 buckets due meanwhile.
+// of a higher level never holds up the level-0 buckets due meanwhile. Each
+// slice also reads the clock again, so that the bucket's timers that came
+// due while it was moved go to the runner at once (Wheel::Arm: deadline <=
+// now) rather than into a level-0 bucket flushed after this one: when a
+// cascade of millions runs past their deadline, the first of them runs one
+// slice after the deadline, not after the whole cascade.
 //
 // Thread-safety: Start and Stop are called by the engine (Stop by Shutdown,
 // possibly from a callback run inline on the advancer: then that thread is
@@ -99,8 +104,8 @@ class Advancer {
   void Flush(const DelayQueue::Entry& entry, Scratch* scratch, Scratch* nested,
              ReadyBuckets* ready);
   // The slice break: the buckets of `ready` that expire no later than
-  // `expiration`, each flushed in full. Returns whether there were any.
-  bool FlushEarlier(int64_t expiration, Scratch* nested, ReadyBuckets* ready);
+  // `expiration`, each flushed in full.
+  void FlushEarlier(int64_t expiration, Scratch* nested, ReadyBuckets* ready);
   // Kafka's addOrRun for one timer of a flushed bucket: armed again at its
   // deadline if still pending (due: into the batch; else a lower level),
   // else dropped (its reference released at the end of the flush).

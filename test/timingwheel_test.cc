@@ -180,6 +180,86 @@ TEST_F(TimingWheelTest, ABigBucketAndTheBucketsFlushedDuringItsCascadeAllRun) {
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 
+// A clock that moves 2 ms each time the advancer thread reads it, up to a
+// cap: time passes while the advancer moves a big bucket, as it does when a
+// cascade of millions takes tens of milliseconds. Other threads only read
+// it; a sleeper re-reads it every millisecond of real time (the advancer's
+// reads move it without a wake-up, as real time does).
+class ClockTheAdvancerMoves : public Clock {
+ public:
+  absl::Duration Now() const override {
+    int64_t now = now_ns_.load(std::memory_order_acquire);
+    if (on_advancer_ && now < kCapNs) {
+      now = now_ns_.fetch_add(kStepNs, std::memory_order_acq_rel) + kStepNs;
+    }
+    return absl::Nanoseconds(now);
+  }
+  absl::Duration RealTimeUntil(absl::Duration) const override {
+    return absl::Milliseconds(1);
+  }
+  // Moves the time forward to `t`, if it is not past it already.
+  void MoveTo(absl::Duration t) {
+    int64_t now = now_ns_.load(std::memory_order_acquire);
+    const int64_t to = absl::ToInt64Nanoseconds(t);
+    while (now < to && !now_ns_.compare_exchange_weak(now, to)) {
+    }
+    NotifyTimeChanged();
+  }
+  static void MarkAdvancer(ThreadRole role, int) {
+    on_advancer_ = role == ThreadRole::kAdvancer;
+  }
+
+ private:
+  static constexpr int64_t kStepNs = 2'000'000;
+  static constexpr int64_t kCapNs = 60'000'000;
+  static inline thread_local bool on_advancer_ = false;
+  mutable std::atomic<int64_t> now_ns_{0};
+};
+
+TEST(BigBucketTest, TimersThatComeDueDuringTheirCascadeRunBeforeItEnds) {
+  // 16,384 timers due at 25 ms share the level-1 bucket of 20-40 ms,
+  // released at 19 ms. The advancer's clock moves 2 ms per read, so the
+  // deadline passes in the middle of the cascade: the timers moved after
+  // that run at once, on the advancer (an inline executor), before the ones
+  // moved earlier into the level-0 bucket of 25 ms, which is flushed after
+  // the cascade. (Read only once per flush, the clock left all of them to
+  // that bucket, and they ran in order.)
+  auto clock = std::make_shared<ClockTheAdvancerMoves>();
+  Options options = DefaultOptions();
+  options.clock = clock;
+  options.executor = [](absl::AnyInvocable<void()> task) { task(); };
+  options.on_thread_start = &ClockTheAdvancerMoves::MarkAdvancer;
+  absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
+      TimingWheel::Create(std::move(options));
+  ASSERT_TRUE(wheel.ok()) << wheel.status();
+  constexpr int kTimers = 4 * 4096;
+  const absl::Duration deadline = absl::Milliseconds(25);
+  std::vector<int> order;  // appended on the advancer only
+  order.reserve(kTimers);
+  std::atomic<int> early{0};
+  for (int i = 0; i < kTimers; ++i) {
+    ASSERT_TRUE((*wheel)
+                    ->AfterFunc(deadline,
+                                [&, i] {
+                                  if (clock->Now() < deadline) ++early;
+                                  order.push_back(i);
+                                })
+                    .ok());
+  }
+  clock->MoveTo(absl::Milliseconds(19));
+  (*wheel)->WaitIdle();
+  clock->MoveTo(absl::Milliseconds(60));  // for what waits in level 0
+  (*wheel)->WaitIdle();
+  (*wheel)->Shutdown();
+  ASSERT_EQ(order.size(), static_cast<size_t>(kTimers));
+  EXPECT_EQ(early.load(), 0);
+  EXPECT_GE(order.front(), 4096) << "the first to run was moved before the "
+                                    "deadline passed";
+  std::vector<int> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < kTimers; ++i) ASSERT_EQ(sorted[i], i);
+}
+
 // Buckets released all at once (a clock jump, a stalled process or VM) are
 // flushed in O(log n) each: 65,535 released in one jump cost within a small
 // factor of the same 65,535 released 4,096 at a time. (Picking the next one
