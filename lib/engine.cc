@@ -61,7 +61,7 @@ void Engine::OnThreadStart(ThreadRole role, int index) const {
 void Engine::ReleaseOwner() { wheel_.ReleaseOwner(); }
 
 absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
-                                            absl::AnyInvocable<void()> f,
+                                            absl::AnyInvocable<void()>&& f,
                                             const char* caller) {
   if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -76,7 +76,7 @@ absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
 }
 
 absl::StatusOr<TimerNode*> Engine::Schedule(
-    std::unique_ptr<Scheduler> scheduler, absl::AnyInvocable<void()> f,
+    std::unique_ptr<Scheduler> scheduler, absl::AnyInvocable<void()>&& f,
     const char* caller) {
   if (scheduler == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -101,7 +101,7 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
 }
 
 absl::StatusOr<TimerNode*> Engine::ScheduleAt(absl::Duration when,
-                                              absl::AnyInvocable<void()> f,
+                                              absl::AnyInvocable<void()>&& f,
                                               const char* caller) {
   if (when == absl::InfiniteDuration() || when == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(caller, ": time is ",
@@ -128,7 +128,7 @@ absl::Status Engine::CheckNew(const absl::AnyInvocable<void()>& f,
 }
 
 absl::StatusOr<TimerNode*> Engine::NewArmed(
-    absl::AnyInvocable<void()> f, std::unique_ptr<Scheduler> scheduler,
+    absl::AnyInvocable<void()>&& f, std::unique_ptr<Scheduler> scheduler,
     int64_t deadline_ns, int64_t now_ns, const char* caller) {
   int64_t pending = 0;
   if (!counts_.AddNew(&pending)) {

@@ -87,19 +87,19 @@ class Engine : public RefCounted {
   // reference for the caller's handle. `caller` names the API function in
   // error messages.
   absl::StatusOr<TimerNode*> Schedule(absl::Duration d,
-                                      absl::AnyInvocable<void()> f,
+                                      absl::AnyInvocable<void()>&& f,
                                       const char* caller);
   // Arms a new periodic timer: `scheduler` is asked now for the delay until
   // the first run, and after each run for the next (Runner). Every is this
   // with a FixedRate. As above otherwise.
   absl::StatusOr<TimerNode*> Schedule(std::unique_ptr<Scheduler> scheduler,
-                                      absl::AnyInvocable<void()> f,
+                                      absl::AnyInvocable<void()>&& f,
                                       const char* caller);
   // Arms a new one-shot timer at `when`, a reading of the clock (Now()): the
   // deadline is `when` itself, rounded up to the nanosecond; one already
   // passed runs as soon as possible. Errors as Schedule.
   absl::StatusOr<TimerNode*> ScheduleAt(absl::Duration when,
-                                        absl::AnyInvocable<void()> f,
+                                        absl::AnyInvocable<void()>&& f,
                                         const char* caller);
 
   const TimeBase& time() const { return time_; }
@@ -139,7 +139,7 @@ class Engine : public RefCounted {
                         const char* caller) const;
   // Makes a timer (one-shot without a `scheduler`) and arms it at
   // `deadline_ns`, within Options::max_pending.
-  absl::StatusOr<TimerNode*> NewArmed(absl::AnyInvocable<void()> f,
+  absl::StatusOr<TimerNode*> NewArmed(absl::AnyInvocable<void()>&& f,
                                       std::unique_ptr<Scheduler> scheduler,
                                       int64_t deadline_ns, int64_t now_ns,
                                       const char* caller);

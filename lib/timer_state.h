@@ -141,7 +141,7 @@ class TimerNode {
  public:
   // A new node in `home`, in kPending, generation 0, with `refs` references
   // for the caller. A `scheduler` (Every, ScheduleFunc) makes it periodic.
-  static TimerNode* New(NodeHome* home, absl::AnyInvocable<void()> callback,
+  static TimerNode* New(NodeHome* home, absl::AnyInvocable<void()>&& callback,
                         std::unique_ptr<Scheduler> scheduler = nullptr,
                         int32_t refs = 1);
   TimerNode(const TimerNode&) = delete;
@@ -220,7 +220,7 @@ class TimerNode {
   bool has_rearm ABSL_GUARDED_BY(mu) = false;
 
  private:
-  TimerNode(NodeHome* home, absl::AnyInvocable<void()> callback,
+  TimerNode(NodeHome* home, absl::AnyInvocable<void()>&& callback,
             std::unique_ptr<Scheduler> scheduler, int32_t refs);
   ~TimerNode() = default;
 };
