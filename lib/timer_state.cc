@@ -8,13 +8,13 @@
 
 namespace timingwheel::internal {
 
-TimerNode* TimerNode::New(NodeHome* home, absl::AnyInvocable<void()> callback,
+TimerNode* TimerNode::New(NodeHome* home, absl::AnyInvocable<void()>&& callback,
                           std::unique_ptr<Scheduler> scheduler, int32_t refs) {
   return new (home->Allocate())
       TimerNode(home, std::move(callback), std::move(scheduler), refs);
 }
 
-TimerNode::TimerNode(NodeHome* home, absl::AnyInvocable<void()> callback,
+TimerNode::TimerNode(NodeHome* home, absl::AnyInvocable<void()>&& callback,
                      std::unique_ptr<Scheduler> scheduler, int32_t refs)
     : callback(std::move(callback)),
       home(home),
@@ -25,7 +25,14 @@ TimerNode::TimerNode(NodeHome* home, absl::AnyInvocable<void()> callback,
 }
 
 void TimerNode::Unref() {
-  if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // A count of 1 is the caller's own reference, the last: no other thread
+  // holds one, and only a holder takes another (Ref), so the count cannot
+  // change any more and needs no read-modify-write. The acquire load pairs
+  // with the other holders' releasing decrements, as the fetch_sub would.
+  if (refs_.load(std::memory_order_acquire) != 1 &&
+      refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    return;
+  }
   NodeHome* const node_home = home;
   this->~TimerNode();
   node_home->Free(this);
