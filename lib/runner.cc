@@ -78,7 +78,8 @@ void Runner::Start(int workers, const Executor* executor,
     return;
   }
   for (int i = 0; i < workers; ++i) {
-    lateness_.push_back(std::make_unique<LatencyHistogram>());
+    lateness_.push_back(
+        std::make_unique<LatencyHistogram>(LatencyHistogram::Writers::kOne));
   }
   owner_->Ref(workers);  // one per thread, released as it exits
   pool_ = std::make_unique<WorkerPool>(

@@ -119,7 +119,8 @@ class Runner {
   const FailureReporter* const failures_;
   RefCounted* const owner_;
   const Executor* executor_ = nullptr;
-  // One per worker (one for the executor), each written by its worker only.
+  // One per worker, written by that worker only (Writers::kOne); or one for
+  // the executor, which any of its threads may write.
   std::vector<std::unique_ptr<LatencyHistogram>> lateness_;
   std::unique_ptr<WorkerPool> pool_;
 };

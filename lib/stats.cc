@@ -79,8 +79,18 @@ int64_t LatencyHistogram::UpperBoundOf(int bucket) {
 
 void LatencyHistogram::Record(int64_t ns) {
   const uint64_t value = ns < 0 ? 0 : static_cast<uint64_t>(ns);
-  counts_[BucketOf(value)].fetch_add(1, std::memory_order_relaxed);
+  std::atomic<int64_t>& count = counts_[BucketOf(value)];
   int64_t max = max_.load(std::memory_order_relaxed);
+  if (one_writer_) {
+    // Readers only load: a store of the writer's own sum is enough.
+    count.store(count.load(std::memory_order_relaxed) + 1,
+                std::memory_order_relaxed);
+    if (static_cast<int64_t>(value) > max) {
+      max_.store(static_cast<int64_t>(value), std::memory_order_relaxed);
+    }
+    return;
+  }
+  count.fetch_add(1, std::memory_order_relaxed);
   while (static_cast<int64_t>(value) > max &&
          !max_.compare_exchange_weak(max, static_cast<int64_t>(value),
                                      std::memory_order_relaxed)) {

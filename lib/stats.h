@@ -164,6 +164,12 @@ class TimerCounts {
 
 class LatencyHistogram {
  public:
+  // Who calls Record: one thread only (a worker's own histogram), which then
+  // needs no read-modify-write, or any thread.
+  enum class Writers { kOne, kMany };
+  explicit LatencyHistogram(Writers writers = Writers::kMany)
+      : one_writer_(writers == Writers::kOne) {}
+
   // Counts one value; negative values count as 0.
   void Record(int64_t ns);
   // Adds the counts of `other` into this one (which no one else writes).
@@ -180,6 +186,7 @@ class LatencyHistogram {
   static int BucketOf(uint64_t ns);
   static int64_t UpperBoundOf(int bucket);
 
+  const bool one_writer_;
   std::array<std::atomic<int64_t>, kBuckets> counts_{};
   std::atomic<int64_t> max_{0};
 };

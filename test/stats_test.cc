@@ -66,35 +66,65 @@ TEST(ShardedCounterTest, ACellPassedToTheNextThreadKeepsItsCount) {
   EXPECT_EQ(counter.Sum(), 3 * ShardedCounter::kOwnedCells * 1000);
 }
 
+constexpr LatencyHistogram::Writers kBothWriters[] = {
+    LatencyHistogram::Writers::kOne, LatencyHistogram::Writers::kMany};
+
 TEST(LatencyHistogramTest, PercentilesAreWithinAnEighthAbove) {
-  LatencyHistogram histogram;
-  EXPECT_EQ(histogram.Percentile(0.5), 0);
-  for (int64_t v = 1; v <= 1000; ++v) histogram.Record(v * 1000);
-  EXPECT_EQ(histogram.Count(), 1000);
-  EXPECT_EQ(histogram.Max(), 1000000);
-  for (double q : {0.5, 0.9, 0.99, 0.999}) {
-    const double exact = q * 1000 * 1000;
-    const int64_t got = histogram.Percentile(q);
-    EXPECT_GE(got, exact) << q;
-    EXPECT_LE(got, exact * 1.125 + 1000) << q;
+  for (LatencyHistogram::Writers writers : kBothWriters) {
+    SCOPED_TRACE(writers == LatencyHistogram::Writers::kOne ? "one writer"
+                                                            : "many writers");
+    LatencyHistogram histogram(writers);
+    EXPECT_EQ(histogram.Percentile(0.5), 0);
+    for (int64_t v = 1; v <= 1000; ++v) histogram.Record(v * 1000);
+    EXPECT_EQ(histogram.Count(), 1000);
+    EXPECT_EQ(histogram.Max(), 1000000);
+    for (double q : {0.5, 0.9, 0.99, 0.999}) {
+      const double exact = q * 1000 * 1000;
+      const int64_t got = histogram.Percentile(q);
+      EXPECT_GE(got, exact) << q;
+      EXPECT_LE(got, exact * 1.125 + 1000) << q;
+    }
+    EXPECT_EQ(histogram.Percentile(1.0), 1000000);
   }
-  EXPECT_EQ(histogram.Percentile(1.0), 1000000);
 }
 
 TEST(LatencyHistogramTest, SmallNegativeAndHugeValues) {
-  LatencyHistogram histogram;
-  histogram.Record(-5);  // counts as 0
-  histogram.Record(0);
-  histogram.Record(7);
-  histogram.Record(INT64_MAX);
-  EXPECT_EQ(histogram.Count(), 4);
-  EXPECT_EQ(histogram.Percentile(0.5), 0);
-  EXPECT_EQ(histogram.Percentile(0.75), 7);
-  EXPECT_EQ(histogram.Percentile(1.0), INT64_MAX);
-  LatencyHistogram merged;
-  merged.MergeFrom(histogram);
-  EXPECT_EQ(merged.Count(), 4);
-  EXPECT_EQ(merged.Max(), INT64_MAX);
+  for (LatencyHistogram::Writers writers : kBothWriters) {
+    SCOPED_TRACE(writers == LatencyHistogram::Writers::kOne ? "one writer"
+                                                            : "many writers");
+    LatencyHistogram histogram(writers);
+    histogram.Record(-5);  // counts as 0
+    histogram.Record(0);
+    histogram.Record(7);
+    histogram.Record(INT64_MAX);
+    EXPECT_EQ(histogram.Count(), 4);
+    EXPECT_EQ(histogram.Percentile(0.5), 0);
+    EXPECT_EQ(histogram.Percentile(0.75), 7);
+    EXPECT_EQ(histogram.Percentile(1.0), INT64_MAX);
+    LatencyHistogram merged;
+    merged.MergeFrom(histogram);
+    EXPECT_EQ(merged.Count(), 4);
+    EXPECT_EQ(merged.Max(), INT64_MAX);
+  }
+}
+
+TEST(LatencyHistogramTest, OneWriterIsReadWhileItRecords) {
+  // A worker records into its own histogram while GetStats merges it.
+  LatencyHistogram histogram(LatencyHistogram::Writers::kOne);
+  constexpr int64_t kValues = 100'000;
+  std::thread writer([&] {
+    for (int64_t v = 1; v <= kValues; ++v) histogram.Record(v);
+  });
+  int64_t seen = 0;
+  while (seen < kValues) {
+    LatencyHistogram merged;
+    merged.MergeFrom(histogram);
+    ASSERT_GE(merged.Count(), seen);  // counts only grow
+    seen = merged.Count();
+  }
+  writer.join();
+  EXPECT_EQ(histogram.Count(), kValues);
+  EXPECT_EQ(histogram.Max(), kValues);
 }
 
 TEST(GetStatsTest, CountersAndLatenessFollowWhatHappened) {
