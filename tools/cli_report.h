@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "fire_log.h"
 
 namespace timingwheel::cli {
 
@@ -33,17 +34,8 @@ struct RunOptions {
   uint64_t seed = 0;
 };
 
-// Lateness (callback start - deadline) over the timers that fired at least
-// once, first fire only. Negative values are early fires. Meaningful only
-// when `count > 0`.
-struct LatenessStats {
-  int64_t count = 0;
-  absl::Duration min;
-  absl::Duration p50;
-  absl::Duration p99;
-  absl::Duration p999;
-  absl::Duration max;
-};
+// Lateness percentiles, as BM_Fire reports them too (fire_log.h).
+using tools::LatenessStats;
 
 struct RunResults {
   RunOptions options;

@@ -11,46 +11,40 @@
 // a smoke test in CI as well as a benchmark. With --plot it also draws the
 // lateness distribution as an SVG image (lateness_plot.h).
 //
-// How lateness is measured, as BM_Fire (benchmark/timingwheel_benchmark.cc)
-// measures it: the delays are drawn before scheduling starts; a timer's
-// deadline is SteadyClock()->Now() taken just before its AfterFunc, plus its
-// delay; its callback reads the same clock as its first statement, and the
-// lateness is that reading minus the deadline. The wheel reads the clock
-// inside AfterFunc, a little later, so its own deadline is never earlier than
-// ours: a negative lateness here is a genuine early fire, and the lateness
-// shown over-states the true one by at most the time it takes to enter
-// AfterFunc.
+// How lateness is measured: with tools::FireLog (fire_log.h), the recorder
+// BM_Fire and BM_Burst (benchmark/timingwheel_benchmark.cc) use too, so that
+// the figures of the two agree. The delays are drawn before scheduling starts;
+// a timer's deadline is SteadyClock()->Now() taken just before its AfterFunc,
+// plus its delay; its callback reads the same clock as its first statement,
+// and the lateness is that reading minus the deadline (a negative one is a
+// genuine early fire: fire_log.h says why). Percentiles are nearest-rank.
 //
 // The callbacks measure the wheel, not this tool: a callback captures only
 // its id and a pointer (it fits AnyInvocable's inline storage), reads the
-// clock and appends (id, time) to its own thread's records, preallocated in
-// chunks that no other thread writes; it shares no counter and no per-timer
-// flag with other workers. Whether every timer fired exactly once and never
-// early is decided after Shutdown(), which joins the workers, by merging the
-// threads' records. The main thread polls each thread's fire count and
-// TimingWheel::Pending() every 10 ms to know when all have fired.
+// clock and appends (id, time) to its own thread's records; it shares no
+// counter and no per-timer flag with other workers. Whether every timer fired
+// exactly once and never early is decided after Shutdown(), which joins the
+// workers, by merging the threads' records. The main thread polls each
+// thread's fire count and TimingWheel::Pending() every 10 ms to know when all
+// have fired.
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <memory>
 #include <new>
 #include <optional>
-#include <random>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
@@ -64,8 +58,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli_report.h"
+#include "fire_log.h"
 #include "lateness_plot.h"
-#include "mutex.h"
 #include "parse_flags.h"
 #include "proc_status.h"
 #include "timingwheel/clock.h"
@@ -102,6 +96,10 @@ ABSL_FLAG(bool, progress, false,
 
 namespace timingwheel::cli {
 namespace {
+
+using tools::FireLog;
+using tools::FireSummary;
+using tools::LatenessOf;
 
 constexpr char kUsage[] =
     R"(Load-tests a timingwheel::TimingWheel.
@@ -141,22 +139,16 @@ options (then an existing --plot file is left as it was), or the --plot file
 cannot be written.)";
 
 constexpr int kMaxThreads = 1024;
-// Deadline of an id whose AfterFunc failed (or never ran).
-constexpr int64_t kUnscheduled = std::numeric_limits<int64_t>::min();
 // How often the main thread checks progress, and redraws the bar.
 constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
 constexpr absl::Duration kRedrawInterval = absl::Milliseconds(100);
 // A scheduling thread publishes its progress every this many timers.
 constexpr int64_t kProgressBatch = 1024;
-// What the threads running callbacks write is kept this far apart.
-constexpr size_t kCacheLine = 64;
-// Memory per timer: this tool's records (FireLog: the deadline and one
-// (id, time) fire record; after the run a fire count, the first fire and a
-// lateness sample), and the wheel's (a pooled node of 112 bytes and its entry
-// in a bucket's array; the README's Performance section measures 121-123
-// bytes of RSS per pending timer).
-constexpr int64_t kToolBytesPerTimer = sizeof(int64_t) + 2 * sizeof(int64_t) +
-                                       sizeof(uint8_t) + 2 * sizeof(int64_t);
+// Memory per timer: this tool's records (FireLog::kBytesPerTimer), and the
+// wheel's (a pooled node of 112 bytes and its entry in a bucket's array; the
+// README's Performance section measures 121-123 bytes of RSS per pending
+// timer).
+constexpr int64_t kToolBytesPerTimer = FireLog::kBytesPerTimer;
 constexpr int64_t kWheelBytesPerTimer = 128;
 constexpr int64_t kBytesPerTimer = kToolBytesPerTimer + kWheelBytesPerTimer;
 
@@ -246,218 +238,25 @@ Options WheelOptions(const RunOptions& o, std::shared_ptr<Clock> clock) {
 }
 
 // ---------------------------------------------------------------------------
-// What fired when, recorded per thread.
+// What fired when: the records are a tools::FireLog (fire_log.h), as in
+// BM_Fire; this fills the report from them.
 
-// One callback run: which timer, and when its callback started.
-struct Fire {
-  int64_t id;
-  int64_t ns;
-};
-
-// Fires are written to chunks of this many; a chunk is cache-line aligned and
-// belongs to one thread at a time, so no two threads write the same line.
-constexpr int64_t kChunkFires = 4096;
-struct alignas(kCacheLine) FireChunk {
-  Fire fires[kChunkFires];
-};
-
-class FireLog {
- public:
-  // Preallocates (and touches) the chunks for `timers` fires on up to
-  // `threads` threads running callbacks; more threads or more fires (a
-  // doubled timer) take more chunks as they go.
-  FireLog(int64_t timers, int threads, const Clock* clock);
-
-  // Before scheduling: timer `id`'s delay. Held in the deadline's place until
-  // ScheduleShard reads it, so that the delays cost no memory of their own
-  // and no time while AfterFunc is timed.
-  void SetDelay(int64_t id, int64_t delay_ns) { deadline_ns_[id] = delay_ns; }
-  int64_t Delay(int64_t id) const { return deadline_ns_[id]; }
-
-  // Scheduling thread, before AfterFunc (which publishes it to the callback),
-  // or after AfterFunc failed (then no callback will read it).
-  void SetDeadline(int64_t id, int64_t deadline_ns) {
-    deadline_ns_[id] = deadline_ns;
-  }
-
-  // The callback of timer `id`, on a worker thread: reads the clock first,
-  // then appends (id, time) to this thread's own records. No lock and no
-  // read-modify-write of memory another thread writes, except once per
-  // kChunkFires fires (Refill) and on a thread's first fire (Register).
-  void Record(int64_t id) {
-    const int64_t now_ns = NowNs(*clock_);
-    Recorder& r = ThisThreadsRecorder();
-    if (r.next == r.end) Refill(r);
-    *r.next++ = Fire{id, now_ns};
-    r.fires.store(r.fires.load(std::memory_order_relaxed) + 1,
-                  std::memory_order_relaxed);
-  }
-
-  // Callbacks run so far (a doubled timer counts twice); any thread. Reads
-  // each thread's own counter.
-  int64_t Fires() const;
-
-  // Fills the firing, lateness and correctness fields of `r` from every
-  // thread's records, and returns the lateness samples they summarize, sorted
-  // ascending. Only once no callback can run any more (after Shutdown, which
-  // joins the threads that ran them).
-  std::vector<int64_t> Summarize(RunResults& r) const;
-
- private:
-  // One thread's records, on cache lines of its own. `chunks`, `next` and
-  // `end` are touched by the owning thread only, and read by Summarize after
-  // that thread was joined; `fires` is stored by the owner and loaded by
-  // Fires().
-  struct alignas(kCacheLine) Recorder {
-    std::vector<std::unique_ptr<FireChunk>> chunks;  // The last is filling.
-    Fire* next = nullptr;
-    Fire* end = nullptr;
-    std::atomic<int64_t> fires{0};
-  };
-
-  Recorder& ThisThreadsRecorder() {
-    // Per thread, tagged with the log it belongs to (one per process here,
-    // but a pointer alone could outlive its log).
-    thread_local uint64_t owner = 0;
-    thread_local Recorder* mine = nullptr;
-    if (owner != id_) {
-      mine = Register();
-      owner = id_;
-    }
-    return *mine;
-  }
-
-  Recorder* Register();
-  void Refill(Recorder& r);
-
-  const Clock* const clock_;
-  const uint64_t id_;  // Never 0.
-  std::vector<int64_t> deadline_ns_;
-  mutable internal::Mutex mu_{internal::LockRank::kOutsideLibrary};
-  std::vector<std::unique_ptr<Recorder>> recorders_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<FireChunk>> spare_ ABSL_GUARDED_BY(mu_);
-};
-
-uint64_t NextLogId() {
-  static std::atomic<uint64_t> last{0};
-  return last.fetch_add(1, std::memory_order_relaxed) + 1;
-}
-
-FireLog::FireLog(int64_t timers, int threads, const Clock* clock)
-    : clock_(clock), id_(NextLogId()), deadline_ns_(timers, kUnscheduled) {
-  // Each thread leaves at most one chunk part-filled.
-  const int64_t chunks = (timers + kChunkFires - 1) / kChunkFires + threads;
-  internal::MutexLock lock(&mu_);
-  spare_.reserve(chunks);
-  // Value-initialized: zeroed, so its pages are in memory before the run.
-  for (int64_t i = 0; i < chunks; ++i) {
-    spare_.push_back(std::make_unique<FireChunk>());
-  }
-}
-
-FireLog::Recorder* FireLog::Register() {
-  auto r = std::make_unique<Recorder>();
-  internal::MutexLock lock(&mu_);
-  r->chunks.reserve(spare_.size());
-  recorders_.push_back(std::move(r));
-  return recorders_.back().get();
-}
-
-void FireLog::Refill(Recorder& r) {
-  std::unique_ptr<FireChunk> chunk;
-  {
-    internal::MutexLock lock(&mu_);
-    if (!spare_.empty()) {
-      chunk = std::move(spare_.back());
-      spare_.pop_back();
-    }
-  }
-  if (chunk == nullptr) chunk = std::make_unique<FireChunk>();
-  r.next = chunk->fires;
-  r.end = chunk->fires + kChunkFires;
-  r.chunks.push_back(std::move(chunk));
-}
-
-int64_t FireLog::Fires() const {
-  int64_t fires = 0;
-  internal::MutexLock lock(&mu_);
-  for (const std::unique_ptr<Recorder>& r : recorders_) {
-    fires += r->fires.load(std::memory_order_relaxed);
-  }
-  return fires;
-}
-
-// Nearest-rank percentile of sorted, non-empty `v`; `p` in (0, 1].
-absl::Duration Percentile(const std::vector<int64_t>& v, double p) {
-  const auto rank = static_cast<size_t>(std::ceil(p * v.size()));
-  return absl::Nanoseconds(v[std::clamp<size_t>(rank, 1, v.size()) - 1]);
-}
-
-// `lateness_ns` sorted ascending.
-LatenessStats LatenessOf(const std::vector<int64_t>& lateness_ns) {
-  LatenessStats l;
-  l.count = static_cast<int64_t>(lateness_ns.size());
-  if (lateness_ns.empty()) return l;
-  l.min = absl::Nanoseconds(lateness_ns.front());
-  l.p50 = Percentile(lateness_ns, 0.50);
-  l.p99 = Percentile(lateness_ns, 0.99);
-  l.p999 = Percentile(lateness_ns, 0.999);
-  l.max = absl::Nanoseconds(lateness_ns.back());
-  return l;
-}
-
-std::vector<int64_t> FireLog::Summarize(RunResults& r) const {
-  // Each timer's fire count (saturating: 2 means "more than once") and first
-  // fire, merged from every thread's records.
-  const size_t timers = deadline_ns_.size();
-  std::vector<uint8_t> count(timers, 0);
-  std::vector<int64_t> first_ns(timers, std::numeric_limits<int64_t>::max());
-  {
-    internal::MutexLock lock(&mu_);
-    for (const std::unique_ptr<Recorder>& rec : recorders_) {
-      for (const std::unique_ptr<FireChunk>& chunk : rec->chunks) {
-        const Fire* const end = chunk.get() == rec->chunks.back().get()
-                                    ? rec->next
-                                    : chunk->fires + kChunkFires;
-        for (const Fire* f = chunk->fires; f != end; ++f) {
-          const auto id = static_cast<size_t>(f->id);
-          if (count[id] < 2) ++count[id];
-          first_ns[id] = std::min(first_ns[id], f->ns);
-        }
-      }
-    }
-  }
-
-  std::vector<int64_t> lateness_ns;
-  lateness_ns.reserve(timers);
-  int64_t first_fire_ns = std::numeric_limits<int64_t>::max();
-  int64_t last_fire_ns = std::numeric_limits<int64_t>::min();
-  int64_t first_deadline_ns = std::numeric_limits<int64_t>::max();
-  int64_t last_deadline_ns = std::numeric_limits<int64_t>::min();
-  for (size_t id = 0; id < timers; ++id) {
-    if (deadline_ns_[id] == kUnscheduled) continue;
-    first_deadline_ns = std::min(first_deadline_ns, deadline_ns_[id]);
-    last_deadline_ns = std::max(last_deadline_ns, deadline_ns_[id]);
-    if (count[id] == 0) {
-      ++r.lost;
-      continue;
-    }
-    if (count[id] > 1) ++r.doubled;
-    const int64_t late_ns = first_ns[id] - deadline_ns_[id];
-    if (late_ns < 0) ++r.early;
-    lateness_ns.push_back(late_ns);
-    first_fire_ns = std::min(first_fire_ns, first_ns[id]);
-    last_fire_ns = std::max(last_fire_ns, first_ns[id]);
-  }
-  r.fired = static_cast<int64_t>(lateness_ns.size());
+// Fills the firing, lateness and correctness fields of `r` from `s`, and
+// returns the lateness samples they summarize, sorted ascending.
+std::vector<int64_t> AddFires(FireSummary s, RunResults& r) {
+  r.fired = s.fired;
+  r.early = s.early;
+  r.lost = s.lost;
+  r.doubled = s.doubled;
   r.deadline_span =
-      r.scheduled > 0 ? absl::Nanoseconds(last_deadline_ns - first_deadline_ns)
-                      : absl::ZeroDuration();
-  r.fire_span = r.fired > 0 ? absl::Nanoseconds(last_fire_ns - first_fire_ns)
-                            : absl::ZeroDuration();
-  std::sort(lateness_ns.begin(), lateness_ns.end());
-  r.lateness = LatenessOf(lateness_ns);
-  return lateness_ns;
+      s.scheduled > 0
+          ? absl::Nanoseconds(s.last_deadline_ns - s.first_deadline_ns)
+          : absl::ZeroDuration();
+  r.fire_span = s.fired > 0
+                    ? absl::Nanoseconds(s.last_fire_ns - s.first_fire_ns)
+                    : absl::ZeroDuration();
+  r.lateness = LatenessOf(s.lateness_ns);
+  return std::move(s.lateness_ns);
 }
 
 // ---------------------------------------------------------------------------
@@ -567,13 +366,9 @@ void DrawDelays(const RunOptions& o, FireLog& log) {
   const int64_t min_delay_ns = absl::ToInt64Nanoseconds(o.min_delay);
   const int64_t window_ns = absl::ToInt64Nanoseconds(o.window);
   for (int shard = 0; shard < o.threads; ++shard) {
-    std::mt19937_64 rng(o.seed + static_cast<uint64_t>(shard));
-    std::uniform_int_distribution<int64_t> offset_ns(
-        0, std::max<int64_t>(0, window_ns - 1));
-    for (int64_t id = ShardBegin(o, shard); id < ShardBegin(o, shard + 1);
-         ++id) {
-      log.SetDelay(id, min_delay_ns + offset_ns(rng));
-    }
+    log.DrawUniformDelays(ShardBegin(o, shard), ShardBegin(o, shard + 1),
+                          min_delay_ns, window_ns,
+                          o.seed + static_cast<uint64_t>(shard));
   }
 }
 
@@ -587,15 +382,14 @@ void ScheduleShard(TimingWheel& wheel, FireLog& log, const Clock& clock,
   int64_t unreported = 0;
   result.start_ns = NowNs(clock);
   for (int64_t id = begin; id < end; ++id) {
-    const int64_t delay_ns = log.Delay(id);
-    const int64_t deadline_ns = NowNs(clock) + delay_ns;
-    log.SetDeadline(id, deadline_ns);
+    const int64_t delay_ns = log.StampDeadline(id);
     absl::StatusOr<Timer> timer = wheel.AfterFunc(
         absl::Nanoseconds(delay_ns), [&log, id] { log.Record(id); });
     if (timer.ok()) {
-      result.last_deadline_ns = std::max(result.last_deadline_ns, deadline_ns);
+      result.last_deadline_ns =
+          std::max(result.last_deadline_ns, log.Deadline(id));
     } else {
-      log.SetDeadline(id, kUnscheduled);
+      log.Unschedule(id);
       if (result.errors++ == 0) result.first_error = timer.status().ToString();
     }
     if (++unreported == kProgressBatch) {
@@ -723,7 +517,7 @@ Run RunLoad(const RunOptions& o, Load load, bool show_progress) {
   r.cancelled_by_shutdown = wheel.Shutdown();
   // Before Summarize, whose own allocations would count.
   r.peak_rss_bytes = ProcStatusBytes("VmHWM");
-  run.lateness_ns = log.Summarize(r);
+  run.lateness_ns = AddFires(log.Summarize(), r);
   return run;
 }
 
