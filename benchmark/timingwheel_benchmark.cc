@@ -7,9 +7,11 @@
 // Every scenario is a function template over an implementation adapter and
 // is registered once per implementation, one argument at a time, so that the
 // output prints the three side by side:
-//   * Wheel: timingwheel::TimingWheel (tick 1 ms, wheel_size 20, 2 workers);
-//   * Heap:  bench::HeapTimer, an indexed min-heap + dispatcher + 2 workers
-//            (heap_timer.h), the baseline every benchmark compares to;
+//   * Wheel: timingwheel::TimingWheel (tick 1 ms, wheel_size 20, 2 workers;
+//            BM_Fire: hardware concurrency, timingwheel_cli's default);
+//   * Heap:  bench::HeapTimer, an indexed min-heap + dispatcher + as many
+//            workers (heap_timer.h), the baseline every benchmark compares
+//            to;
 //   * Asio:  bench::AsioTimer, Boost.Asio steady_timers on one io thread
 //            (asio_timer.h); built only when Boost was found
 //            (TIMINGWHEEL_HAVE_ASIO).
@@ -26,13 +28,25 @@
 //                              scheduling rate, time to the last fire,
 //                              lateness percentiles (and p99 of the timers
 //                              due after scheduling ended), early fires,
-//                              lost timers.
+//                              lost timers. The run ./tools/run.sh makes
+//                              (timingwheel_cli --timers=1000000), measured
+//                              the same way: see below.
 //   BM_Burst                   10M timers due in the same tick: callbacks/s
 //                              from the deadline to the last callback (the
 //                              manual time), and from the first callback to
 //                              the last; the first callback's lateness.
 //   BM_Memory/N                RSS bytes per pending timer.
 //   BM_Idle                    process CPU over 10 s with 1M timers 1 h out.
+//
+// BM_Fire and BM_Burst record fires as timingwheel_cli does, with
+// tools::FireLog (tools/fire_log.h): a timer's deadline is the steady clock
+// read just before its AfterFunc plus its delay; its callback reads the same
+// clock and appends (id, time) to its own thread's records, sharing no
+// counter or cache line with other threads, so that the callbacks cost the
+// same and next to nothing in every implementation; the benchmark thread
+// polls the threads' fire counts every 10 ms, and lost, doubled and early
+// timers are counted from the records after Shutdown. Percentiles are
+// nearest-rank, as in timingwheel_cli's report.
 //
 // The heavy scenarios run a fixed number of iterations: building millions of
 // timers is setup, done before the timed loop, and Google Benchmark would
@@ -43,7 +57,7 @@
 //
 // Correctness is checked on the way: a failed AfterFunc, a Stop that should
 // have succeeded, a Pending() that does not match, a timer that never fires
-// or fires early shows up as a counter and a line on stderr.
+// or fires twice or early shows up as a counter and a line on stderr.
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -51,15 +65,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <memory>
-#include <mutex>
-#include <random>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -68,8 +78,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "benchmark/benchmark.h"
+#include "fire_log.h"
 #include "heap_timer.h"
 #include "proc_status.h"
+#include "timingwheel/clock.h"
 #include "timingwheel/timingwheel.h"
 #ifdef TIMINGWHEEL_HAVE_ASIO
 #include "asio_timer.h"
@@ -196,47 +208,20 @@ int64_t ContextSwitches() {
   return usage.ru_nvcsw + usage.ru_nivcsw;
 }
 
-// Counts callbacks and lets the benchmark thread wait for the n-th one.
-class Countdown {
- public:
-  explicit Countdown(int64_t n) : n_(n) {}
-
-  // Called by each callback. The acq_rel increments chain, so the thread that
-  // sees WaitAll succeed also sees what every callback wrote before Hit().
-  void Hit() {
-    if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
-      const int64_t now = NowNs();
-      std::lock_guard<std::mutex> lock(mu_);
-      last_ns_ = now;
-      done_ = true;
-      cv_.notify_all();
-    }
+// Waits until `log` recorded `n` callbacks and `impl` holds no timer, or
+// until `give_up_ns` (on the log's clock); returns false if it gave up. Polls
+// the threads' own fire counts every 10 ms, as timingwheel_cli does, so that
+// the callbacks share nothing with this thread.
+template <class Impl>
+bool WaitForFires(const tools::FireLog& log, const Impl& impl, int64_t n,
+                  int64_t give_up_ns) {
+  constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
+  while (log.Fires() < n || impl.Pending() > 0) {
+    if (log.NowNs() >= give_up_ns) return false;
+    absl::SleepFor(kPollInterval);
   }
-
-  // Waits until all n fired or until `until_ns`; returns how many fired.
-  int64_t WaitAll(int64_t until_ns) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_until(lock,
-                   std::chrono::steady_clock::time_point(
-                       std::chrono::nanoseconds(until_ns)),
-                   [this] { return done_; });
-    return count_.load(std::memory_order_acquire);
-  }
-
-  // When the n-th callback ran (valid after WaitAll returned n).
-  int64_t last_ns() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return last_ns_;
-  }
-
- private:
-  const int64_t n_;
-  std::atomic<int64_t> count_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int64_t last_ns_ = 0;
-  bool done_ = false;
-};
+  return true;
+}
 
 // ---------------------------------------------------------------------------
 // 1. AfterFunc + Stop with N timers pending.
@@ -306,62 +291,66 @@ void BM_AfterFuncStop_Threads(benchmark::State& state) {
   }
 }
 
-// 3. 1M timers with delays uniform over 1 s; all fire.
+// 3. 1M timers with delays uniform over 1 s; all fire. The shape of
+// ./tools/run.sh's default run (timingwheel_cli --timers=1000000): the same
+// delays (its --seed=1, one scheduling thread), tick 1 ms, wheel_size 20, its
+// default workers (hardware concurrency), and its recorder and lateness
+// (tools::FireLog), so that the two report the same figures.
 constexpr int64_t kFireTimers = 1'000'000;
+constexpr int64_t kFireWindowNs = 1'000'000'000;
+constexpr uint64_t kFireSeed = 1;
+
+// timingwheel_cli's --workers=0, resolved as the wheel resolves it.
+int CliWorkers() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 template <class Impl>
 void BM_Fire(benchmark::State& state) {
-  std::mt19937_64 rng(20260101);
-  std::uniform_int_distribution<int64_t> uniform(0, 999'999'999);
-  std::vector<int64_t> delay_ns(kFireTimers);
-  for (int64_t& d : delay_ns) d = uniform(rng);
-  std::vector<int64_t> deadline_ns(kFireTimers);
-  constexpr int64_t kNotFired = std::numeric_limits<int64_t>::min();
+  const std::shared_ptr<Clock> clock = SteadyClock();
+  const int workers = CliWorkers();
   std::vector<int64_t> lateness_ns;  // Over all iterations.
   // Of the timers due after scheduling ended (no caller competing for CPU).
   std::vector<int64_t> quiet_lateness_ns;
   double sched_seconds = 0;
   double last_fire_seconds = 0;
+  int64_t early = 0;
   int64_t lost = 0;
+  int64_t doubled = 0;
   int64_t errors = 0;
 
   for (auto _ : state) {
-    std::vector<int64_t> late(kFireTimers, kNotFired);
-    Countdown countdown(kFireTimers);
-    struct Probe {
-      int64_t* late;
-      const int64_t* deadline;
-      Countdown* countdown;
-    } probe{late.data(), deadline_ns.data(), &countdown};
-    Impl impl(kWorkers);
+    tools::FireLog log(kFireTimers, workers, clock.get());
+    log.DrawUniformDelays(0, kFireTimers, 0, kFireWindowNs, kFireSeed);
+    Impl impl(workers);
 
-    const int64_t start_ns = NowNs();
-    for (int64_t i = 0; i < kFireTimers; ++i) {
-      // Read before AfterFunc: the implementation reads its clock later, so
-      // a negative lateness is a genuinely early fire.
-      deadline_ns[i] = NowNs() + delay_ns[i];
-      const Probe* p = &probe;
-      impl.AfterFunc(absl::Nanoseconds(delay_ns[i]), [p, i] {
-        p->late[i] = NowNs() - p->deadline[i];
-        p->countdown->Hit();
-      });
+    const int64_t start_ns = log.NowNs();
+    for (int64_t id = 0; id < kFireTimers; ++id) {
+      const int64_t delay_ns = log.StampDeadline(id);
+      impl.AfterFunc(absl::Nanoseconds(delay_ns),
+                     [&log, id] { log.Record(id); });
     }
-    const int64_t scheduled_ns = NowNs();
-    const int64_t fired = countdown.WaitAll(
+    const int64_t scheduled_ns = log.NowNs();
+    const bool all_fired = WaitForFires(
+        log, impl, kFireTimers,
         scheduled_ns + absl::ToInt64Nanoseconds(absl::Seconds(30)));
-    impl.Shutdown();  // After this no callback writes `late` any more.
+    const int64_t gave_up_ns = log.NowNs();
+    impl.Shutdown();  // Joins the threads that ran the callbacks.
     errors += impl.errors();
 
-    const int64_t end_ns = fired == kFireTimers ? countdown.last_ns() : NowNs();
-    lost += kFireTimers - fired;
+    tools::FireSummary s = log.Summarize(scheduled_ns);
+    const int64_t end_ns = all_fired ? s.last_fire_ns : gave_up_ns;
+    early += s.early;
+    lost += s.lost;
+    doubled += s.doubled;
     sched_seconds += (scheduled_ns - start_ns) * 1e-9;
     last_fire_seconds += (end_ns - start_ns) * 1e-9;
     state.SetIterationTime((end_ns - start_ns) * 1e-9);
-    for (int64_t i = 0; i < kFireTimers; ++i) {
-      if (late[i] == kNotFired) continue;
-      lateness_ns.push_back(late[i]);
-      if (deadline_ns[i] > scheduled_ns) quiet_lateness_ns.push_back(late[i]);
-    }
+    lateness_ns.insert(lateness_ns.end(), s.lateness_ns.begin(),
+                       s.lateness_ns.end());
+    quiet_lateness_ns.insert(quiet_lateness_ns.end(),
+                             s.lateness_due_after_ns.begin(),
+                             s.lateness_due_after_ns.end());
   }
 
   const double iterations = static_cast<double>(state.iterations());
@@ -370,25 +359,20 @@ void BM_Fire(benchmark::State& state) {
   state.counters["last_fire_ms"] = last_fire_seconds * 1e3 / iterations;
   std::sort(lateness_ns.begin(), lateness_ns.end());
   std::sort(quiet_lateness_ns.begin(), quiet_lateness_ns.end());
-  auto percentile_ms = [](const std::vector<int64_t>& sorted, double q) {
-    if (sorted.empty()) return 0.0;
-    const size_t i =
-        std::min(sorted.size() - 1, static_cast<size_t>(q * sorted.size()));
-    return sorted[i] * 1e-6;
-  };
-  state.counters["late_p50_ms"] = percentile_ms(lateness_ns, 0.5);
-  state.counters["late_p99_ms"] = percentile_ms(lateness_ns, 0.99);
-  state.counters["late_p999_ms"] = percentile_ms(lateness_ns, 0.999);
+  const tools::LatenessStats late = tools::LatenessOf(lateness_ns);
+  state.counters["late_p50_ms"] = absl::ToDoubleMilliseconds(late.p50);
+  state.counters["late_p99_ms"] = absl::ToDoubleMilliseconds(late.p99);
+  state.counters["late_p999_ms"] = absl::ToDoubleMilliseconds(late.p999);
   state.counters["late_p99_after_sched_ms"] =
-      percentile_ms(quiet_lateness_ns, 0.99);
-  state.counters["late_max_ms"] =
-      lateness_ns.empty() ? 0.0 : lateness_ns.back() * 1e-6;
-  const int64_t early = std::count_if(lateness_ns.begin(), lateness_ns.end(),
-                                      [](int64_t l) { return l < 0; });
+      quiet_lateness_ns.empty()
+          ? 0.0
+          : tools::NearestRank(quiet_lateness_ns, 0.99) * 1e-6;
+  state.counters["late_max_ms"] = absl::ToDoubleMilliseconds(late.max);
   state.counters["early"] = static_cast<double>(early);
   state.counters["lost"] = static_cast<double>(lost);
   Problem(state, "early_fires", early);
   Problem(state, "lost_timers", lost);
+  Problem(state, "doubled_timers", doubled);
   Problem(state, "afterfunc_errors", errors);
 }
 
@@ -396,13 +380,15 @@ void BM_Fire(benchmark::State& state) {
 // All timers share one absolute deadline, far enough out for scheduling to
 // finish first: the margin comes from timing 200k AfterFuncs on a scratch
 // instance, and an attempt whose scheduling overran the deadline is thrown
-// away and retried with twice the margin. Each callback does one shared
-// atomic increment (Countdown), the same for every implementation.
-// Counters: callbacks_per_s from the deadline to the last callback (the
-// manual time); pool_callbacks_per_s from the first callback to the last
-// (the hand-off and the workers alone); first_fire_ms, the first callback's
-// lateness (work an implementation does at the deadline before any
-// callback starts, e.g. cascading a bucket).
+// away and retried with twice the margin. Each callback records into its
+// own thread's records (tools::FireLog, as in BM_Fire), the same for every
+// implementation, and shares nothing with other threads: the first callback
+// is the earliest of the threads' records, the last the latest. Counters:
+// callbacks_per_s from the deadline to the last callback (the manual time);
+// pool_callbacks_per_s from the first callback to the last (the hand-off and
+// the workers alone); first_fire_ms, the first callback's lateness (work an
+// implementation does at the deadline before any callback starts, e.g.
+// cascading a bucket).
 constexpr int64_t kBurstTimers = 10'000'000;
 
 template <class Impl>
@@ -420,7 +406,9 @@ int64_t BurstMarginNs() {
 
 struct BurstResult {
   bool overran = false;  // Scheduling went past the deadline: retry.
+  int64_t early = 0;
   int64_t lost = 0;
+  int64_t doubled = 0;
   int64_t errors = 0;
   double seconds = 0;       // Deadline to last callback.
   double pool_seconds = 0;  // First callback to last callback.
@@ -430,41 +418,37 @@ struct BurstResult {
 template <class Impl>
 BurstResult RunBurst(int64_t margin_ns) {
   BurstResult result;
-  Countdown countdown(kBurstTimers);
-  std::atomic<int64_t> first_ns{0};
-  struct Probe {
-    Countdown* countdown;
-    std::atomic<int64_t>* first_ns;
-  } probe{&countdown, &first_ns};
-  const Probe* p = &probe;
+  const std::shared_ptr<Clock> clock = SteadyClock();
+  tools::FireLog log(kBurstTimers, kWorkers, clock.get());
   Impl impl(kWorkers);
 
-  const int64_t due_ns = NowNs() + margin_ns;
-  for (int64_t i = 0; i < kBurstTimers; ++i) {
-    impl.AfterFunc(absl::Nanoseconds(due_ns - NowNs()), [p] {
-      if (p->first_ns->load(std::memory_order_relaxed) == 0) {
-        int64_t zero = 0;
-        p->first_ns->compare_exchange_strong(zero, NowNs(),
-                                             std::memory_order_relaxed);
-      }
-      p->countdown->Hit();
-    });
+  const int64_t due_ns = log.NowNs() + margin_ns;
+  for (int64_t id = 0; id < kBurstTimers; ++id) {
+    log.SetDeadline(id, due_ns);
+    impl.AfterFunc(absl::Nanoseconds(due_ns - log.NowNs()),
+                   [&log, id] { log.Record(id); });
   }
-  if (NowNs() >= due_ns) {
+  if (log.NowNs() >= due_ns) {
     result.overran = true;
     impl.Shutdown();
     return result;
   }
-  const int64_t fired =
-      countdown.WaitAll(due_ns + absl::ToInt64Nanoseconds(absl::Seconds(120)));
-  const int64_t end_ns = fired == kBurstTimers ? countdown.last_ns() : NowNs();
-  impl.Shutdown();
+  const bool all_fired =
+      WaitForFires(log, impl, kBurstTimers,
+                   due_ns + absl::ToInt64Nanoseconds(absl::Seconds(120)));
+  const int64_t gave_up_ns = log.NowNs();
+  impl.Shutdown();  // Joins the threads that ran the callbacks.
   result.errors = impl.errors();
-  result.lost = kBurstTimers - fired;
-  const int64_t first = first_ns.load();
-  result.first_ms = (first - due_ns) * 1e-6;
+
+  const tools::FireSummary s = log.Summarize();
+  result.early = s.early;
+  result.lost = s.lost;
+  result.doubled = s.doubled;
+  const int64_t end_ns = all_fired ? s.last_fire_ns : gave_up_ns;
+  const int64_t first_ns = s.fired > 0 ? s.first_fire_ns : end_ns;
+  result.first_ms = (first_ns - due_ns) * 1e-6;
   result.seconds = std::max<int64_t>(end_ns - due_ns, 1) * 1e-9;
-  result.pool_seconds = std::max<int64_t>(end_ns - first, 1) * 1e-9;
+  result.pool_seconds = std::max<int64_t>(end_ns - first_ns, 1) * 1e-9;
   return result;
 }
 
@@ -484,7 +468,9 @@ void BM_Burst(benchmark::State& state) {
       state.SkipWithError("scheduling 10M timers kept overrunning the margin");
       break;
     }
+    total.early += r.early;
     total.lost += r.lost;
+    total.doubled += r.doubled;
     total.errors += r.errors;
     total.seconds += r.seconds;
     total.pool_seconds += r.pool_seconds;
@@ -499,7 +485,9 @@ void BM_Burst(benchmark::State& state) {
       kBurstTimers * iterations / total.pool_seconds;
   state.counters["first_fire_ms"] = total.first_ms / iterations;
   state.counters["lost"] = static_cast<double>(total.lost);
+  Problem(state, "early_fires", total.early);
   Problem(state, "lost_timers", total.lost);
+  Problem(state, "doubled_timers", total.doubled);
   Problem(state, "afterfunc_errors", total.errors);
   if (retries > 0) {
     std::fprintf(stderr,
