@@ -37,8 +37,8 @@
 //
 // Lifetime: reference counted (RefCounted). The TimingWheel holds one
 // reference, each thread one while it runs, each task handed to an executor
-// one, and, once the TimingWheel has let go (ReleaseOwner), each lane that
-// still has live nodes one (NodeHome). The last Unref deletes the engine,
+// one, and, once the TimingWheel has let go (ReleaseOwner), each lane whose
+// nodes still have handles one (NodeHome). The last Unref deletes the engine,
 // possibly from a worker thread after the TimingWheel is gone.
 
 #ifndef TIMINGWHEEL_LIB_ENGINE_H_

@@ -5,7 +5,7 @@
 //
 // An engine is used by threads that may outlive its owner: its poller,
 // advancer and workers, a task handed to the user's executor, and every
-// timer node a handle still holds (through the node's lane, NodeHome). Each
+// live Timer handle (through its node's lane, NodeHome). Each
 // holds a reference; the last release destroys the object, on whichever
 // thread that happens. The parts below the engine (the lanes, the runner)
 // hold it through this interface, so none of them includes the engine.

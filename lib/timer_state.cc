@@ -20,9 +20,7 @@ TimerNode::TimerNode(NodeHome* home, absl::AnyInvocable<void()>&& callback,
       home(home),
       state(MakeStateWord(0, State::kPending)),
       scheduler(std::move(scheduler)),
-      refs_(refs) {
-  home->AddNode();
-}
+      refs_(refs) {}
 
 void TimerNode::Unref() {
   // A count of 1 is the caller's own reference, the last: no other thread
@@ -36,7 +34,6 @@ void TimerNode::Unref() {
   NodeHome* const node_home = home;
   this->~TimerNode();
   node_home->Free(this);
-  node_home->RemoveNode();
 }
 
 bool TimerNode::Cancel(uint64_t gen) {

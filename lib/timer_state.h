@@ -44,13 +44,12 @@
 //     Bucket::Holds. A node in transit (its bucket detached) belongs to the
 //     advancer alone until placed again.
 //
-// Lifetime: intrusive reference count. Each Timer handle holds one reference;
-// whichever part of the wheel holds the node (a bucket, the advancer, a worker
-// task) holds one more. The last release destroys the node and hands it back
-// to its home (NodeHome): the memory to the home's pool, and its count in the
-// home, whose last count releases the engine. So the engine outlives every
-// node, a node's birth and death write its lane's count, not a line shared by
-// all threads, and nothing here calls the engine.
+// Lifetime: intrusive reference count. Each Timer handle holds one reference
+// (and counts itself in the node's home, which keeps the engine alive; see
+// NodeHome); whichever part of the wheel holds the node (a bucket, the
+// advancer, a worker task) holds one more. The last release destroys the node
+// and hands its memory back to its home's pool. Nothing here calls the
+// engine.
 
 #ifndef TIMINGWHEEL_LIB_TIMER_STATE_H_
 #define TIMINGWHEEL_LIB_TIMER_STATE_H_
@@ -76,11 +75,22 @@ class Engine;
 inline constexpr uint64_t kAnyGeneration = ~uint64_t{0};
 
 // Where a node lives: one lane of an engine (wheel.h). A node takes its memory
-// from the home's pool and counts itself in the home while it lives. While
-// the engine's owner holds it, the count carries a bias of 1, so a node's
-// birth and death write only this count, never the engine's; when the owner
-// lets go (ReleaseBias), the bias becomes the home's reference on the engine,
-// held until its last node goes.
+// from the home's pool; a handle (Timer) counts itself in its node's home
+// while it lives. While the engine's owner holds it, the count carries a bias
+// of 1, so a handle's birth and death write only this count, never the
+// engine's; when the owner lets go (ReleaseBias), the bias becomes the home's
+// reference on the engine, held until its last handle goes.
+//
+// Why handles and not nodes: every other holder of a node holds the engine
+// too. A bucket or the advancer holds it through the owner (Shutdown, before
+// the owner lets go, empties every bucket) or the advancer's thread
+// reference; a worker through its thread's; a task handed to an executor
+// through its own; Shutdown through its caller, the owner. Only a handle can
+// outlive all of those. So the engine, and the pool with it, outlives every
+// node; and a worker that finishes a callback writes no count that other
+// workers write too. A handle releases its node first, then its count, so a
+// node destroyed by its last handle (with its callback, which may hold other
+// handles) is freed while the engine still lives.
 // Thread-safe; the count is on a cache line of its own.
 class NodeHome {
  public:
@@ -95,21 +105,21 @@ class NodeHome {
   int lane() const { return lane_; }
   void* Allocate() { return pool_->Allocate(); }
   void Free(void* node) { pool_->Free(node); }
-  void AddNode() { nodes_.fetch_add(1, std::memory_order_relaxed); }
+  void AddHandle() { handles_.fetch_add(1, std::memory_order_relaxed); }
   // Memory ordering: acq_rel, as for any reference count.
-  void RemoveNode() {
-    if (nodes_.fetch_sub(1, std::memory_order_acq_rel) == 1) owner_->Unref();
+  void RemoveHandle() {
+    if (handles_.fetch_sub(1, std::memory_order_acq_rel) == 1) owner_->Unref();
   }
   // The owner lets go. Precondition: it holds a reference on `owner` for
-  // this home, which this home releases with its last node (now, if empty).
-  void ReleaseBias() { RemoveNode(); }
+  // this home, which this home releases with its last handle (now, if none).
+  void ReleaseBias() { RemoveHandle(); }
 
  private:
   NodePool* const pool_;
   RefCounted* const owner_;
   Engine* const engine_;
   const int lane_;
-  alignas(64) std::atomic<int64_t> nodes_{1};  // live nodes, + 1 while owned
+  alignas(64) std::atomic<int64_t> handles_{1};  // live handles, + 1 if owned
 };
 
 enum class State : uint8_t {
@@ -148,6 +158,14 @@ class TimerNode {
   TimerNode& operator=(const TimerNode&) = delete;
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // A handle (Timer) that adopts a reference counts itself in the home
+  // (NodeHome), and lets go of both: the reference first, then the count.
+  void CountHandle() { home->AddHandle(); }
+  void ReleaseHandle() {
+    NodeHome* const handle_home = home;
+    Unref();
+    handle_home->RemoveHandle();
+  }
   // Releases one reference; the last one destroys the node and hands it back
   // to its home. Memory
   // ordering: acq_rel, so every write to the node by any holder happens before

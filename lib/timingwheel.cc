@@ -19,8 +19,12 @@ namespace timingwheel {
 
 Timer::Timer() : node_(nullptr) {}
 
+Timer::Timer(internal::TimerNode* node) : node_(node) { node_->CountHandle(); }
+
 Timer::Timer(const Timer& other) : node_(other.node_) {
-  if (node_ != nullptr) node_->Ref();
+  if (node_ == nullptr) return;
+  node_->Ref();
+  node_->CountHandle();
 }
 
 Timer::Timer(Timer&& other) noexcept : node_(other.node_) {
@@ -29,15 +33,18 @@ Timer::Timer(Timer&& other) noexcept : node_(other.node_) {
 
 Timer& Timer::operator=(const Timer& other) {
   if (this == &other) return *this;
-  if (other.node_ != nullptr) other.node_->Ref();
-  if (node_ != nullptr) node_->Unref();
+  if (other.node_ != nullptr) {
+    other.node_->Ref();
+    other.node_->CountHandle();
+  }
+  if (node_ != nullptr) node_->ReleaseHandle();
   node_ = other.node_;
   return *this;
 }
 
 Timer& Timer::operator=(Timer&& other) noexcept {
   if (this != &other) {
-    if (node_ != nullptr) node_->Unref();
+    if (node_ != nullptr) node_->ReleaseHandle();
     node_ = other.node_;
     other.node_ = nullptr;
   }
@@ -45,7 +52,7 @@ Timer& Timer::operator=(Timer&& other) noexcept {
 }
 
 Timer::~Timer() {
-  if (node_ != nullptr) node_->Unref();
+  if (node_ != nullptr) node_->ReleaseHandle();
 }
 
 Timer Timer::Current() {

@@ -73,8 +73,8 @@ class Wheel {
     kNotLinked,  // in no bucket (due, running, stopped and unlinked, ...)
   };
 
-  // `owner` is the lifetime the lanes' nodes keep alive, `engine` what their
-  // handles call (timer_state.h, NodeHome).
+  // `owner` is the lifetime the handles of the lanes' nodes keep alive,
+  // `engine` what they call (timer_state.h, NodeHome).
   Wheel(const TimeBase* time, int wheel_size, NodePool* pool, RefCounted* owner,
         Engine* engine);
   Wheel(const Wheel&) = delete;
@@ -129,9 +129,9 @@ class Wheel {
 
   // Refuses every later arm (kClosed) and empties every bucket into `out`.
   void Close(std::vector<TimerNode*>* out);
-  // The owner's own reference goes: from now on each lane that still has
-  // nodes holds one reference on the owner, until its last node goes (see
-  // NodeHome). May delete the owner, and this wheel with it.
+  // The owner's own reference goes: from now on each lane whose nodes still
+  // have handles holds one reference on the owner, until the last handle
+  // goes (see NodeHome). May delete the owner, and this wheel with it.
   void ReleaseOwner();
   int lanes() const { return static_cast<int>(lanes_.size()); }
 

@@ -167,9 +167,9 @@ class ManualWheelTest : public Base {
 
 // Timer nodes without an engine, for the tests of the parts below it
 // (buckets, levels, the node itself): a node pool and one NodeHome, kept
-// alive by their nodes like an engine's. NewNode makes a one-shot node with an
-// empty callback and one reference, which the TestNodes releases when it goes
-// (the home goes with the last node).
+// alive by handles like an engine's. NewNode makes a one-shot node with an
+// empty callback and one reference, which the TestNodes releases when it goes,
+// before the home.
 class TestNodes {
  public:
   // The home's owner: counts its destruction in `*destroyed`, if given.

@@ -181,16 +181,29 @@ TEST_F(TimerNodeTest, ConcurrentUnrefsDestroyExactlyOnce) {
   }
 }
 
-TEST_F(TimerNodeTest, NodeKeepsItsHomeAlive) {
-  // The home's owner lets go first; the node's last Unref then releases the
-  // owner too (AddressSanitizer checks that nothing is used after it).
+TEST_F(TimerNodeTest, AHandleKeepsItsNodesHomeAlive) {
+  // The home's owner lets go first; the handle's release then frees the node
+  // and releases the owner too, in that order (AddressSanitizer checks that
+  // the node's memory is not freed into a pool already gone).
   std::atomic<int64_t> destroyed{0};
   TimerNode* node = NewCountedNode(&destroyed);
+  node->CountHandle();  // as a Timer adopting the node's reference
   nodes_.Release();
   EXPECT_EQ(homes_destroyed_.load(), 0);
   EXPECT_EQ(node->home->lane(), 0);  // still a live home
+  node->ReleaseHandle();
+  EXPECT_EQ(destroyed.load(), 1);
+  EXPECT_EQ(homes_destroyed_.load(), 1);
+}
+
+TEST_F(TimerNodeTest, AHomeWithoutHandlesGoesWithItsOwner) {
+  // Nodes without handles do not hold the home: whoever holds them holds the
+  // engine (NodeHome).
+  std::atomic<int64_t> destroyed{0};
+  TimerNode* node = NewCountedNode(&destroyed);
   node->Unref();
   EXPECT_EQ(destroyed.load(), 1);
+  nodes_.Release();
   EXPECT_EQ(homes_destroyed_.load(), 1);
 }
 

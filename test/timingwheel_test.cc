@@ -1580,6 +1580,32 @@ TEST(TimingWheelLifetimeTest, HandlesFromSeveralThreadsOutliveTheWheel) {
   }
 }
 
+// A fired timer keeps its callback (a Reset may run it again), and that
+// callback may hold the handle of another timer of the same wheel. Once the
+// wheel is gone, dropping the outer handle frees its node, whose callback
+// drops the inner handle, whose node goes too; the engine must outlive both
+// nodes' memory (ASan checks the order: node first, then its handle's count).
+TEST(TimingWheelLifetimeTest, ACallbackHoldingAHandleOutlivesTheWheel) {
+  auto clock = std::make_shared<ManualClock>();
+  Options options;
+  options.clock = clock;
+  options.workers = 1;
+  std::unique_ptr<TimingWheel> wheel =
+      TimingWheel::Create(std::move(options)).value();
+  std::atomic<int> runs{0};
+  Timer outer;
+  {
+    Timer inner = wheel->AfterFunc(absl::Hours(1), [] {}).value();
+    outer = wheel->AfterFunc(kTick, [inner, &runs] { ++runs; }).value();
+  }
+  clock->Advance(kTick);
+  wheel->WaitIdle();
+  ASSERT_EQ(runs.load(), 1);
+  wheel.reset();
+  EXPECT_FALSE(outer.Pending());
+  outer = Timer();
+}
+
 // ---------------------------------------------------------------------------
 // Bad input
 

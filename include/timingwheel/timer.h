@@ -155,8 +155,8 @@ class Timer {
 
  private:
   friend class TimingWheel;
-  // Adopts one reference to `node`.
-  explicit Timer(internal::TimerNode* node) : node_(node) {}
+  // Adopts one reference to `node` (not null).
+  explicit Timer(internal::TimerNode* node);
 
   internal::TimerNode* node_;
 };
