@@ -228,7 +228,7 @@ Engine::ResetResult Engine::ResetLocked(TimerNode* node, int64_t deadline_ns,
       const uint64_t armed = MakeStateWord(gen, State::kRunningArmed);
       if (!node->CasState(word, armed)) continue;
       node->has_rearm = true;
-      node->rearm_deadline_ns = deadline_ns;
+      node->deadline_ns = deadline_ns;
       if (state == State::kRunning) counts_.Armed();
       return {state == State::kRunningArmed, false};
     }

@@ -225,8 +225,7 @@ bool Runner::Rearm(TimerNode* node, uint64_t gen,
       }
       continue;
     }
-    const int64_t deadline_ns =
-        node->has_rearm ? node->rearm_deadline_ns : *next_ns;
+    const int64_t deadline_ns = node->has_rearm ? node->deadline_ns : *next_ns;
     if (!node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
       continue;  // a Stop won: re-read
     }

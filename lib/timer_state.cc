@@ -52,10 +52,8 @@ std::optional<int64_t> TimerNode::PendingDeadlineNs() {
   SpinLockHolder lock(&mu);
   const State s = StateOf(LoadState());
   if (!IsPending(s)) return std::nullopt;
-  // Only a Reset leads to kRunningArmed with has_rearm set (a periodic
-  // timer's worker enters kRunningArmed with it clear), so here it is this
-  // run's Reset.
-  if (s == State::kRunningArmed && has_rearm) return rearm_deadline_ns;
+  // In kRunningArmed: the re-arm of a Reset made during this run, or, for a
+  // periodic timer with none, this run's deadline (see `deadline_ns`).
   return deadline_ns;
 }
 

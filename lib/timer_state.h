@@ -197,9 +197,8 @@ class TimerNode {
   // no deadline.
   std::optional<int64_t> PendingDeadlineNs() ABSL_LOCKS_EXCLUDED(mu);
 
-  // The members are ordered to pack the node into 112 bytes on x86-64
-  // (TimerNodeLayoutTest.FitsInAHundredAndTwelveBytes); the pool adds no
-  // header.
+  // The members are ordered to pack the node into 96 bytes on x86-64
+  // (TimerNodeLayoutTest.FitsInNinetySixBytes); the pool adds no header.
 
   // Only the thread that moved the node to kRunning or kRunningArmed calls
   // it; Shutdown destroys it for a cancelled node, which nobody will run.
@@ -212,11 +211,12 @@ class TimerNode {
   const std::unique_ptr<Scheduler> scheduler;
   bool periodic() const { return scheduler != nullptr; }
 
-  // The deadline of the current arm, in nanoseconds since the engine's origin.
+  // The deadline of the current arm, in nanoseconds since the engine's
+  // origin. While the callback runs (kRunning, kRunningArmed) it is that run's
+  // deadline, unless a Reset made during the run set `has_rearm`: then it is
+  // where to re-arm when the callback returns. (The runner keeps the run's
+  // deadline in its DueTimer; nothing else reads this field during a run.)
   int64_t deadline_ns ABSL_GUARDED_BY(mu) = 0;
-  // Where to re-arm when the callback returns, if `has_rearm` (set by a Reset
-  // while the callback runs).
-  int64_t rearm_deadline_ns ABSL_GUARDED_BY(mu) = 0;
 
   // The bucket the node was last linked into, or nullptr. It is in that
   // bucket only while `link_epoch` equals the bucket's epoch
