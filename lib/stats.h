@@ -162,7 +162,9 @@ class TimerCounts {
   std::atomic<int64_t> cancelled_in_transit_{0};
 };
 
-class LatencyHistogram {
+// Cache-line aligned: the workers' histograms, allocated one after another,
+// share no line.
+class alignas(64) LatencyHistogram {
  public:
   // Who calls Record: one thread only (a worker's own histogram), which then
   // needs no read-modify-write, or any thread.
