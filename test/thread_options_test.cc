@@ -11,6 +11,7 @@
 // checked at each boundary.
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -235,6 +236,34 @@ TEST(ThreadOptionsTest, EmptyPrefixIsInvalidArgument) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("must not be empty"));
 }
+
+#ifdef __linux__
+// The poller's timed sleeps end within 1 us of the head bucket's release
+// time, not within Linux's default 50 us timer slack, by which every timer
+// would be later.
+TEST(ThreadOptionsTest, ThePollerSleepsWithAMicrosecondOfTimerSlack) {
+  std::atomic<pid_t> poller_tid{0};
+  Options options;
+  options.workers = 1;
+  options.on_thread_start = [&poller_tid](ThreadRole role, int) {
+    if (role == ThreadRole::kPoller) poller_tid = gettid();
+  };
+  std::unique_ptr<TimingWheel> wheel =
+      TimingWheel::Create(std::move(options)).value();
+  ASSERT_TRUE(Eventually([&] { return poller_tid.load() != 0; }));
+  const std::string path =
+      absl::StrCat("/proc/", poller_tid.load(), "/timerslack_ns");
+  if (!std::ifstream(path)) GTEST_SKIP() << "this kernel has no " << path;
+  const auto slack_ns = [&path] {
+    std::ifstream file(path);
+    int64_t ns = -1;
+    file >> ns;
+    return ns;
+  };
+  EXPECT_TRUE(Eventually([&] { return slack_ns() == 1000; }))
+      << path << ": " << slack_ns();
+}
+#endif
 
 }  // namespace
 }  // namespace timingwheel
