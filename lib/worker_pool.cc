@@ -137,7 +137,7 @@ bool WorkerPool::Submit(std::vector<Task>* tasks) {
   MutexLock lock(&mu_);
   if (closed_) return false;
   const size_t count = tasks->size();
-  queue_.insert(queue_.end(), tasks->begin(), tasks->end());
+  queue_.Append(*tasks);
   tasks->clear();
   if (count == 1) {
     cv_.NotifyOne();
@@ -171,9 +171,10 @@ void WorkerPool::Loop(int index) {
   for (;;) {
     Task task;
     if (!PopStash(index, &task)) {
+      TaskQueue::Chunks released;  // freed after the lock is released
       // One round trip on the shared lock per batch.
       MutexLock lock(&mu_);
-      while (!closed_ && !TakeBatch(index, &task)) {
+      while (!closed_ && !TakeBatch(index, &task, &released)) {
         if (active) {
           active = false;
           // <= 1: a task on another worker may be in WaitNoneRunning.
@@ -211,20 +212,21 @@ bool WorkerPool::PopStash(int index, Task* task) {
   return true;
 }
 
-bool WorkerPool::TakeBatch(int index, Task* task) {
+bool WorkerPool::TakeBatch(int index, Task* task, TaskQueue::Chunks* released) {
   Stash& own = *stashes_[index];
   const size_t workers = stashes_.size();
   if (!queue_.empty()) {
-    const auto k = static_cast<ptrdiff_t>(
-        std::min(kMaxBatch, (queue_.size() + workers - 1) / workers));
-    *task = queue_.front();
+    const size_t k =
+        std::min(kMaxBatch, (queue_.size() + workers - 1) / workers);
+    *task = queue_.TakeFront();
     {
       // Only the owner fills its stash, and only when it is empty.
       SpinLockHolder hold(&own.mu);
-      own.tasks.assign(queue_.begin() + 1, queue_.begin() + k);
+      own.tasks.clear();
+      queue_.TakeFront(k - 1, &own.tasks);
       own.head = 0;
     }
-    queue_.erase(queue_.begin(), queue_.begin() + k);
+    *released = queue_.ShrinkIfEmpty();
     return true;
   }
   for (size_t i = 1; i < workers; ++i) {
@@ -274,8 +276,7 @@ std::vector<WorkerPool::Task> WorkerPool::Close() {
     stash->tasks.clear();
     stash->head = 0;
   }
-  left.insert(left.end(), queue_.begin(), queue_.end());
-  queue_.clear();
+  queue_.TakeFront(queue_.size(), &left);
   for (const auto& [id, task] : handed_off_) left.push_back(task);
   handed_off_.clear();
   return left;

@@ -9,6 +9,13 @@
 // The advancer submits all the due timers of a bucket as one batch (one lock
 // round trip).
 //
+// The queue is a TaskQueue (lib/task_queue.h): chunks of 4096 tasks that it
+// recycles, so that queueing and taking tasks allocate nothing once it has
+// had its peak size, where a deque's blocks were malloc'd by the advancer and
+// freed by the workers, contending on glibc's arena lock. When it drains
+// empty after a burst, it releases its spare chunks beyond 64Ki tasks; they
+// are freed after `mu_` is unlocked.
+//
 // Batches and stashes. So that a burst of short callbacks does not cost one
 // round trip on the shared lock per task, each worker keeps a stash of tasks
 // of its own, and takes the shared lock once per batch:
@@ -55,8 +62,9 @@
 // 0 once that holds and every worker is back at `mu_`.
 //
 // Locking. `mu_` guards the queue, `running_`, `closed_` and the handed-off
-// tasks; it is never held while a task runs. A stash is guarded by its own
-// SpinLock, held for a few instructions (a pop, or a copy of at most
+// tasks; it is never held while a task runs, nor while the queue's spare
+// chunks are freed (200 MB after a burst of 10M timers). A stash is guarded by
+// its own SpinLock, held for a few instructions (a pop, or a copy of at most
 // kMaxBatch tasks). Tasks enter a stash only with `mu_` held (kPool, then
 // kStash, in the lock table of lib/mutex.h; only a thread holding `mu_` holds
 // two stash locks, when it steals), so a worker that found everything empty
@@ -79,7 +87,6 @@
 #define TIMINGWHEEL_LIB_WORKER_POOL_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -90,6 +97,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "mutex.h"
+#include "task_queue.h"
 #include "timer_state.h"
 
 namespace timingwheel::internal {
@@ -147,6 +155,8 @@ class WorkerPool {
   int64_t QueueDepth() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  friend class WorkerPoolTestPeer;
+
   // A worker's tasks taken but not started: `tasks[head..]`, front first.
   // Aligned so that two workers' stashes share no cache line.
   struct alignas(64) Stash {
@@ -168,8 +178,11 @@ class WorkerPool {
   bool PopStash(int index, Task* task) ABSL_LOCKS_EXCLUDED(mu_);
   // Worker `index`, its stash empty, takes a batch from the queue or steals
   // from another stash: the first task into `*task`, the others into its
-  // stash. Returns false if the queue and every stash are empty.
-  bool TakeBatch(int index, Task* task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // stash. Returns false if the queue and every stash are empty. Chunks the
+  // queue released as it drained go to `*released`, for the caller to free
+  // after unlocking.
+  bool TakeBatch(int index, Task* task, TaskQueue::Chunks* released)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tasks in all the stashes.
   int64_t StashedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -182,7 +195,7 @@ class WorkerPool {
   mutable Mutex mu_{LockRank::kPool};
   CondVar cv_;       // a task was queued, or the pool closed
   CondVar idle_cv_;  // running_ went down
-  std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
+  TaskQueue queue_ ABSL_GUARDED_BY(mu_);
   // One per worker (none in executor mode); the vector is not changed after
   // the constructor.
   std::vector<std::unique_ptr<Stash>> stashes_;

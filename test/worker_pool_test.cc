@@ -13,7 +13,9 @@
 // stashed and running tasks, and Outstanding is never 0 while a submitted task
 // has not run; randomized submitters get every task run exactly once, or
 // returned by a concurrent Close; on_thread_start runs first on each worker
-// with its number.
+// with its number; the queue gives back its spare chunks beyond
+// TaskQueue::kKeptChunks when a burst drains (through WorkerPoolTestPeer, a
+// friend of WorkerPool; task_queue_test covers the queue itself).
 //
 // Tasks carry fake node pointers: the pool never dereferences them, it only
 // hands them to the RunFn of the test. Every wait is bounded.
@@ -42,6 +44,16 @@
 #include "test_util.h"
 
 namespace timingwheel::internal {
+
+class WorkerPoolTestPeer {
+ public:
+  // Chunks allocated for the pool's queue.
+  static size_t QueueChunks(const WorkerPool& pool) {
+    MutexLock lock(&pool.mu_);
+    return pool.queue_.chunks();
+  }
+};
+
 namespace {
 
 using ::testing::ElementsAreArray;
@@ -448,6 +460,45 @@ TEST(WorkerPoolTest, OutstandingCountsATaskUntilItReturns) {
   EXPECT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
   pool.Close();
   pool.Join();
+}
+
+TEST(WorkerPoolTest, QueueGivesBackItsSpareChunksWhenABurstDrains) {
+  // The only worker blocks in task 0 while a burst queues up behind it, in
+  // 3 * kKeptChunks + 1 chunks.
+  constexpr size_t kBurstChunks = 3 * TaskQueue::kKeptChunks + 1;
+  constexpr int kBurst =
+      static_cast<int>((kBurstChunks - 1) * TaskQueue::kChunkTasks + 1);
+  Gate gate;
+  Event started;
+  Recorder recorder;
+  WorkerPool pool(
+      1,
+      [&](const WorkerPool::Task& task, int) {
+        if (IndexOf(task.node) == 0) {
+          started.Notify();
+          gate.Pass();
+        }
+        recorder.Record(task);
+      },
+      [] {});
+  PoolCloser closer(&pool);
+  ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
+  ASSERT_TRUE(started.Wait());
+  std::vector<WorkerPool::Task> burst;
+  for (int i = 1; i <= kBurst; ++i) burst.push_back(MakeTask(i));
+  ASSERT_TRUE(pool.Submit(&burst));
+  EXPECT_EQ(WorkerPoolTestPeer::QueueChunks(pool), kBurstChunks);
+  gate.Open();
+  ASSERT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
+  EXPECT_EQ(WorkerPoolTestPeer::QueueChunks(pool), TaskQueue::kKeptChunks);
+  // The pool works on, with a chunk it kept.
+  std::vector<WorkerPool::Task> more;
+  for (int i = kBurst + 1; i <= kBurst + 100; ++i) more.push_back(MakeTask(i));
+  ASSERT_TRUE(pool.Submit(&more));
+  ASSERT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
+  EXPECT_EQ(recorder.ran(), Range(kBurst + 101));
+  EXPECT_TRUE(recorder.deadlines_ok());
+  EXPECT_EQ(WorkerPoolTestPeer::QueueChunks(pool), TaskQueue::kKeptChunks);
 }
 
 TEST(WorkerPoolTest, FreeWorkerStealsTheStashOfAWorkerBlockedInASlowTask) {
