@@ -16,8 +16,10 @@ namespace {
 constexpr size_t kSubmitChunk = 1024;
 // How far ahead the advancer prefetches the nodes of a flushed bucket.
 constexpr size_t kPrefetch = 8;
-// Nodes of a flushed bucket between two looks at the inbox.
-constexpr size_t kFlushSlice = 4096;
+// Nodes of a flushed bucket between two readings of the clock, and between
+// two looks at the inbox (a multiple of it).
+constexpr size_t kClockEvery = 1024;
+constexpr size_t kFlushSlice = 4 * kClockEvery;
 // The advancer keeps its array for detached nodes up to this capacity.
 constexpr size_t kKeptDetachedCapacity = size_t{1} << 16;
 
@@ -130,9 +132,11 @@ void Advancer::Flush(const DelayQueue::Entry& entry, Scratch* scratch,
   int64_t now_ns = time_->NowNs();
   for (size_t i = 0; i < detached.size(); ++i) {
     PrefetchAhead(detached, i);
-    if (ready != nullptr && i > 0 && i % kFlushSlice == 0) {
+    if (i > 0 && i % kClockEvery == 0) {
       runner_->Submit(&scratch->batch);
-      FlushEarlier(Wheel::ExpirationOf(entry), nested, ready);
+      if (ready != nullptr && i % kFlushSlice == 0) {
+        FlushEarlier(Wheel::ExpirationOf(entry), nested, ready);
+      }
       // The timers that came due while the bucket was moved run now instead
       // of waiting in a level-0 bucket for the end of this flush: a burst's
       // first callback does not wait for its whole cascade.

@@ -24,12 +24,13 @@
 // before its expiration. Every kFlushSlice timers of a bucket the advancer
 // takes the inbox into the heap and first flushes, in full, the buckets that
 // expire no later than the one in progress; later ones wait. So a big bucket
-// of a higher level never holds up the level-0 buckets due meanwhile. Each
-// slice also reads the clock again, so that the bucket's timers that came
-// due while it was moved go to the runner at once (Wheel::Arm: deadline <=
-// now) rather than into a level-0 bucket flushed after this one: when a
-// cascade of millions runs past their deadline, the first of them runs one
-// slice after the deadline, not after the whole cascade.
+// of a higher level never holds up the level-0 buckets due meanwhile. Every
+// kClockEvery timers (a quarter of a slice) any flush also reads the clock
+// again, so that the bucket's timers that came due while it was moved go to
+// the runner at once (Wheel::Arm: deadline <= now) rather than into a
+// level-0 bucket flushed after this one: when a cascade of millions runs past
+// their deadline, the first of them runs about a thousand timers after the
+// deadline, not after the whole cascade.
 //
 // Thread-safety: Start and Stop are called by the engine (Stop by Shutdown,
 // possibly from a callback run inline on the advancer: then that thread is

@@ -253,7 +253,8 @@ TEST(BigBucketTest, TimersThatComeDueDuringTheirCascadeRunBeforeItEnds) {
   (*wheel)->Shutdown();
   ASSERT_EQ(order.size(), static_cast<size_t>(kTimers));
   EXPECT_EQ(early.load(), 0);
-  EXPECT_GE(order.front(), 4096) << "the first to run was moved before the "
+  // The first 1024 were moved while the clock read 21 ms.
+  EXPECT_GE(order.front(), 1024) << "the first to run was moved before the "
                                     "deadline passed";
   std::vector<int> sorted = order;
   std::sort(sorted.begin(), sorted.end());
