@@ -56,7 +56,7 @@ thread_local HandOffFrame* tls_hand_offs = nullptr;
 
 // The most tasks a worker takes from the queue at once (it runs one and
 // stashes the others).
-constexpr size_t kMaxBatch = 128;
+constexpr size_t kMaxBatch = 32;
 
 }  // namespace
 void SetCurrentThreadName(const char* name) {

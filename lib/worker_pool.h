@@ -22,7 +22,7 @@
 //   - it runs the task at the front of its stash, under the stash's SpinLock
 //     only;
 //   - when its stash is empty it locks `mu_`. If the queue is not empty it
-//     takes k = min(kMaxBatch = 128, ceil(queue size / workers)) tasks from
+//     takes k = min(kMaxBatch = 32, ceil(queue size / workers)) tasks from
 //     its front: it runs the first and stashes the others. If the queue is
 //     empty it steals from the stash of another worker: half of it, rounded
 //     up, from the back; it runs the first of those and stashes the others.
