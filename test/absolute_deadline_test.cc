@@ -118,10 +118,7 @@ TEST(AtClockTimeOriginTest, PointIsTheClocksTimeNotTheWheelsAge) {
   // that clock, not a time since the wheel's start.
   auto clock = std::make_shared<ManualClock>();
   clock->Advance(absl::Hours(1));
-  Options options;
-  options.clock = clock;
-  options.workers = 1;
-  auto wheel = TimingWheel::Create(std::move(options)).value();
+  auto wheel = OneWorkerWheel(clock);
   auto log = std::make_shared<RunLog>(clock);
   const absl::Duration when = absl::Hours(1) + absl::Milliseconds(5);
   const Timer timer = wheel->AtClockTime(when, RunLog::Callback(log)).value();

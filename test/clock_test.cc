@@ -445,11 +445,7 @@ TEST(CustomClockTest, JumpWakesAWaiterAnHourAwayRealClock) {
 
 TEST(CustomClockTest, SimulatedClockDrivesATimingWheelWithoutSleeping) {
   auto clock = std::make_shared<SimulatedClock>();
-  Options options;
-  options.clock = clock;
-  options.workers = 1;
-  std::unique_ptr<TimingWheel> wheel =
-      TimingWheel::Create(std::move(options)).value();
+  std::unique_ptr<TimingWheel> wheel = OneWorkerWheel(clock);
   std::atomic<int> runs{0};
   std::atomic<int64_t> ran_at_ns{-1};
   ASSERT_TRUE(wheel

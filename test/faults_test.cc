@@ -153,11 +153,7 @@ class ParkingClock : public ManualClock {
 
 TEST(ResetRacingShutdownTest, ShutdownWaitsForTheResetAndCountsItsTimer) {
   auto clock = std::make_shared<ParkingClock>();
-  Options options;
-  options.clock = clock;
-  options.workers = 1;
-  std::unique_ptr<TimingWheel> wheel =
-      TimingWheel::Create(std::move(options)).value();
+  std::unique_ptr<TimingWheel> wheel = OneWorkerWheel(clock);
   std::atomic<int> runs{0};
   Timer timer =
       wheel->AfterFunc(absl::Milliseconds(1), [&runs] { ++runs; }).value();

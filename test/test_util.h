@@ -129,6 +129,16 @@ class TimingWheelTestPeer {
   }
 };
 
+// A TimingWheel of one worker on `clock`, otherwise with the default Options;
+// the test fails (at the .value()) if it cannot be created.
+inline std::unique_ptr<TimingWheel> OneWorkerWheel(
+    std::shared_ptr<Clock> clock) {
+  Options options;
+  options.clock = std::move(clock);
+  options.workers = 1;
+  return TimingWheel::Create(std::move(options)).value();
+}
+
 // A fixture with a TimingWheel of `kWorkers` workers (and otherwise the
 // default Options) on a ManualClock. `Base` is ::testing::Test or a
 // TestWithParam<T>.

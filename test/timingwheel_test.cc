@@ -1561,11 +1561,8 @@ TEST_F(TimingWheelTest, HandlesStaySafeAfterTheWheelIsDestroyed) {
 // last one frees it (ASan and LeakSanitizer check both directions).
 TEST(TimingWheelLifetimeTest, HandlesFromSeveralThreadsOutliveTheWheel) {
   for (int first = 0; first < 4; ++first) {
-    Options options;
-    options.clock = std::make_shared<ManualClock>();
-    options.workers = 1;
     std::unique_ptr<TimingWheel> wheel =
-        TimingWheel::Create(std::move(options)).value();
+        OneWorkerWheel(std::make_shared<ManualClock>());
     std::vector<Timer> timers(4);
     for (int i = 0; i < 4; ++i) {
       std::thread([&wheel, &timers, i] {
@@ -1588,11 +1585,7 @@ TEST(TimingWheelLifetimeTest, HandlesFromSeveralThreadsOutliveTheWheel) {
 // nodes' memory (ASan checks the order: node first, then its handle's count).
 TEST(TimingWheelLifetimeTest, ACallbackHoldingAHandleOutlivesTheWheel) {
   auto clock = std::make_shared<ManualClock>();
-  Options options;
-  options.clock = clock;
-  options.workers = 1;
-  std::unique_ptr<TimingWheel> wheel =
-      TimingWheel::Create(std::move(options)).value();
+  std::unique_ptr<TimingWheel> wheel = OneWorkerWheel(clock);
   std::atomic<int> runs{0};
   Timer outer;
   {

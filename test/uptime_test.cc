@@ -65,10 +65,7 @@ INSTANTIATE_TEST_SUITE_P(PowersOfTwo, UptimeTest,
 
 TEST(UptimeLimitTest, At146YearsTimersStillFireAndTheRangeEndIsAnError) {
   auto clock = std::make_shared<ManualClock>();
-  Options options;
-  options.clock = clock;
-  options.workers = 1;
-  auto wheel = TimingWheel::Create(std::move(options)).value();
+  auto wheel = OneWorkerWheel(clock);
   // About 146 years, rounded down to the tick so that the deadlines below
   // are tick-aligned and fire exactly when the clock reaches them.
   constexpr int64_t kTickNs = 1000000;
@@ -105,10 +102,7 @@ TEST(UptimeLimitTest, At146YearsTimersStillFireAndTheRangeEndIsAnError) {
 
 TEST(BacklogTest, ASaturatedPoolLosesNothingAndShowsItsBacklogInStats) {
   auto clock = std::make_shared<ManualClock>();
-  Options options;
-  options.clock = clock;
-  options.workers = 1;
-  auto wheel = TimingWheel::Create(std::move(options)).value();
+  auto wheel = OneWorkerWheel(clock);
 
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
