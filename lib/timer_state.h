@@ -161,6 +161,11 @@ class TimerNode {
   // A handle (Timer) that adopts a reference counts itself in the home
   // (NodeHome), and lets go of both: the reference first, then the count.
   void CountHandle() { home->AddHandle(); }
+  // A copied handle takes a reference of its own and counts itself.
+  void RefHandle() {
+    Ref();
+    CountHandle();
+  }
   void ReleaseHandle() {
     NodeHome* const handle_home = home;
     Unref();

@@ -22,9 +22,7 @@ Timer::Timer() : node_(nullptr) {}
 Timer::Timer(internal::TimerNode* node) : node_(node) { node_->CountHandle(); }
 
 Timer::Timer(const Timer& other) : node_(other.node_) {
-  if (node_ == nullptr) return;
-  node_->Ref();
-  node_->CountHandle();
+  if (node_ != nullptr) node_->RefHandle();
 }
 
 Timer::Timer(Timer&& other) noexcept : node_(other.node_) {
@@ -33,10 +31,7 @@ Timer::Timer(Timer&& other) noexcept : node_(other.node_) {
 
 Timer& Timer::operator=(const Timer& other) {
   if (this == &other) return *this;
-  if (other.node_ != nullptr) {
-    other.node_->Ref();
-    other.node_->CountHandle();
-  }
+  if (other.node_ != nullptr) other.node_->RefHandle();
   if (node_ != nullptr) node_->ReleaseHandle();
   node_ = other.node_;
   return *this;
