@@ -20,11 +20,8 @@ constexpr size_t kPrefetch = 8;
 // two looks at the inbox (a multiple of it).
 constexpr size_t kClockEvery = 1024;
 constexpr size_t kFlushSlice = 4 * kClockEvery;
-// The advancer keeps its array for detached nodes up to this capacity.
-constexpr size_t kKeptDetachedCapacity = size_t{1} << 16;
-
 // A big bucket is mostly cache misses: fetch the node kPrefetch ahead.
-void PrefetchAhead(const std::vector<TimerNode*>& nodes, size_t i) {
+void PrefetchAhead(const NodeArray& nodes, size_t i) {
   if (i + kPrefetch >= nodes.size()) return;
   const char* ahead = reinterpret_cast<const char*>(nodes[i + kPrefetch]);
   __builtin_prefetch(ahead, 1);
@@ -127,7 +124,7 @@ void Advancer::MoveInbox(ReadyBuckets* ready) {
 void Advancer::Flush(const DelayQueue::Entry& entry, Scratch* scratch,
                      Scratch* nested, ReadyBuckets* ready) {
   wheel_->AdvanceTo(entry.release_tick);
-  std::vector<TimerNode*>& detached = scratch->detached;
+  NodeArray& detached = scratch->detached;
   Wheel::Detach(entry, &detached);
   int64_t now_ns = time_->NowNs();
   for (size_t i = 0; i < detached.size(); ++i) {
@@ -149,9 +146,7 @@ void Advancer::Flush(const DelayQueue::Entry& entry, Scratch* scratch,
     if (scratch->batch.size() >= kSubmitChunk) runner_->Submit(&scratch->batch);
   }
   runner_->Submit(&scratch->batch);
-  // A huge bucket's array is not kept for the next, small ones.
   detached.clear();
-  if (detached.capacity() > kKeptDetachedCapacity) detached.shrink_to_fit();
   // Released with no node lock held: the last reference frees the node.
   for (TimerNode* node : scratch->dropped) node->Unref();
   scratch->dropped.clear();

@@ -51,6 +51,7 @@
 #include "absl/base/thread_annotations.h"
 #include "delay_queue.h"
 #include "mutex.h"
+#include "node_array.h"
 #include "ref_counted.h"
 #include "runner.h"
 #include "stats.h"
@@ -88,7 +89,7 @@ class Advancer {
                           LaterExpiration>;
   // The advancer's arrays for one bucket's flush, kept between flushes.
   struct Scratch {
-    std::vector<TimerNode*> detached;
+    NodeArray detached;
     std::vector<TimerNode*> dropped;
     std::vector<DueTimer> batch;
   };

@@ -28,14 +28,14 @@ bool Bucket::SetExpiration(int64_t expiration_tick) {
   return true;
 }
 
-void Bucket::Detach(std::vector<TimerNode*>* out) {
+void Bucket::Detach(NodeArray* out) {
   nodes_.swap(*out);
   expiration_tick_ = kNoExpiration;
   ++epoch_;
 }
 
 void Bucket::Flush(std::vector<TimerNode*>* out) {
-  out->insert(out->end(), nodes_.begin(), nodes_.end());
+  for (size_t i = 0; i < nodes_.size(); ++i) out->push_back(nodes_[i]);
   nodes_.clear();
   expiration_tick_ = kNoExpiration;
   ++epoch_;

@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // bucket.h: one slot of a wheel level: the timers in it, as an array of
-// node pointers, and the bucket's expiration.
+// node pointers (node_array.h: it grows by 4 KiB chunks, never by copying),
+// and the bucket's expiration.
 //
 // Add is an append and Remove a swap with the last entry (each node keeps its
 // index), so scheduling and stopping are O(1) and never walk the bucket. The
@@ -36,6 +37,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "node_array.h"
 #include "timer_state.h"
 
 namespace timingwheel::internal {
@@ -76,10 +78,10 @@ class Bucket {
   int64_t expiration() const { return expiration_tick_; }
 
   // Empties the bucket in O(1): swaps its array with `*out` (which must be
-  // empty; its capacity is reused), clears the expiration and starts a new
+  // empty), clears the expiration and starts a new
   // epoch, so that the nodes in `*out` are in transit. Their `bucket` still
   // names this bucket until they are placed again.
-  void Detach(std::vector<TimerNode*>* out);
+  void Detach(NodeArray* out);
   // Appends the nodes to `out`, then empties the bucket as Detach does.
   void Flush(std::vector<TimerNode*>* out);
 
@@ -88,7 +90,7 @@ class Bucket {
 
  private:
   WheelLevel* const level_;
-  std::vector<TimerNode*> nodes_;  // nodes_[i]->slot == i
+  NodeArray nodes_;  // nodes_[i]->slot == i
   int64_t expiration_tick_ = kNoExpiration;
   uint32_t epoch_ = 0;  // bumped by Detach; wraps harmlessly
 };

@@ -115,8 +115,7 @@ void Wheel::AdvanceTo(int64_t release_tick) {
   }
 }
 
-void Wheel::Detach(const DelayQueue::Entry& entry,
-                   std::vector<TimerNode*>* out) {
+void Wheel::Detach(const DelayQueue::Entry& entry, NodeArray* out) {
   entry.bucket->level()->Detach(entry.bucket, out);
 }
 

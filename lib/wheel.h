@@ -121,8 +121,7 @@ class Wheel {
   // Moves `current` of every level of every lane to `release_tick`.
   void AdvanceTo(int64_t release_tick);
   // Empties the entry's bucket into `out` (empty): its nodes are in transit.
-  static void Detach(const DelayQueue::Entry& entry,
-                     std::vector<TimerNode*>* out);
+  static void Detach(const DelayQueue::Entry& entry, NodeArray* out);
   // The tick at which the timers of an entry's bucket start to come due
   // (a bucket of level >= 1 is released earlier).
   static int64_t ExpirationOf(const DelayQueue::Entry& entry);

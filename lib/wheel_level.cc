@@ -95,7 +95,7 @@ void WheelLevel::Advance(int64_t now_tick) {
   }
 }
 
-void WheelLevel::Detach(Bucket* bucket, std::vector<TimerNode*>* out) {
+void WheelLevel::Detach(Bucket* bucket, NodeArray* out) {
   SpinLockHolder lock(&mu_);
   bucket->Detach(out);
 }

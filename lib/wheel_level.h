@@ -99,8 +99,7 @@ class WheelLevel {
 
   // Empties `bucket` (of this level) in O(1) into `out` (empty), whose nodes
   // are now in transit; see Bucket::Detach.
-  void Detach(Bucket* bucket, std::vector<TimerNode*>* out)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void Detach(Bucket* bucket, NodeArray* out) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Refuses every later Add (kClosed), here and in overflow levels created
   // from now on, and empties every bucket of this level into `out`.

@@ -281,15 +281,15 @@ TEST_F(BucketTest, DetachSwapsTheArrayOutAndClearsTheExpiration) {
   std::vector<TimerNode*> nodes = NewNodes(3);
   for (TimerNode* node : nodes) bucket.Add(node, 0);
   ASSERT_TRUE(bucket.SetExpiration(7));
-  std::vector<TimerNode*> detached;
+  NodeArray detached;
   bucket.Detach(&detached);
-  EXPECT_THAT(detached, ElementsAreArray(nodes));
+  EXPECT_THAT(Elements(detached), ElementsAreArray(nodes));
   EXPECT_TRUE(bucket.empty());
   EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
   // The emptied array it got back is reused: no nodes, and a new epoch.
   detached.clear();
   bucket.Detach(&detached);
-  EXPECT_THAT(detached, IsEmpty());
+  EXPECT_TRUE(detached.empty());
 }
 
 TEST_F(BucketTest, HoldsOnlyNodesLinkedSinceTheLastDetach) {
@@ -299,7 +299,7 @@ TEST_F(BucketTest, HoldsOnlyNodesLinkedSinceTheLastDetach) {
   bucket.Add(old, 0);
   EXPECT_TRUE(bucket.Holds(old));
   EXPECT_FALSE(other.Holds(old));
-  std::vector<TimerNode*> detached;
+  NodeArray detached;
   bucket.Detach(&detached);
   EXPECT_FALSE(bucket.Holds(old));  // in transit
   TimerNode* fresh = NewNode();

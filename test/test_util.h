@@ -227,6 +227,14 @@ class TestNodes {
   std::vector<internal::TimerNode*> nodes_;
 };
 
+// The pointers of a bucket's array (a detached bucket), in order.
+inline std::vector<internal::TimerNode*> Elements(
+    const internal::NodeArray& array) {
+  std::vector<internal::TimerNode*> out;
+  for (size_t i = 0; i < array.size(); ++i) out.push_back(array[i]);
+  return out;
+}
+
 // How long a test waits for something that should happen at once before it
 // gives up; only ever reached when the test fails.
 inline constexpr absl::Duration kPatience = absl::Seconds(10);

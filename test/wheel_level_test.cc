@@ -89,9 +89,9 @@ namespace {
 
 // The nodes of `bucket`, detached by `level` as a flush does.
 std::vector<TimerNode*> DetachAll(WheelLevel& level, Bucket* bucket) {
-  std::vector<TimerNode*> nodes;
+  NodeArray nodes;
   level.Detach(bucket, &nodes);
-  return nodes;
+  return Elements(nodes);
 }
 
 using ::testing::ElementsAre;
@@ -393,9 +393,9 @@ TEST_F(WheelLevelTest, TheBucketPastTheSpanTakesOnlyAFreeSlot) {
   TimerNode* b = NewNode();
   EXPECT_EQ(AddLocked(&level0, b, 8), AddResult::kTooFar);
   EXPECT_EQ(b->bucket.load(), nullptr);
-  std::vector<TimerNode*> detached;
+  NodeArray detached;
   level0.Detach(at4, &detached);
-  EXPECT_THAT(detached, ElementsAre(a));
+  EXPECT_THAT(Elements(detached), ElementsAre(a));
   ASSERT_EQ(AddLocked(&level0, b, 8), AddResult::kAdded);
   EXPECT_EQ(b->bucket.load(), at4);
   EXPECT_EQ(at4->expiration(), 8);

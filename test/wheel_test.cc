@@ -123,7 +123,7 @@ TEST_F(WheelTest, ReleasedBucketCascadesThenComesDue) {
   EXPECT_EQ(due[0].release_tick, 7);
   EXPECT_EQ(Wheel::ExpirationOf(due[0]), 8);
   wheel_.AdvanceTo(due[0].release_tick);
-  std::vector<TimerNode*> detached;
+  NodeArray detached;
   Wheel::Detach(due[0], &detached);
   ASSERT_EQ(detached.size(), 1u);
   {
