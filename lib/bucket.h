@@ -44,7 +44,7 @@ namespace timingwheel::internal {
 
 class WheelLevel;
 
-class Bucket {
+class alignas(64) Bucket {
  public:
   static constexpr int64_t kNoExpiration = -1;
 
@@ -89,10 +89,12 @@ class Bucket {
   int64_t size() const { return static_cast<int64_t>(nodes_.size()); }
 
  private:
-  WheelLevel* const level_;
+  // What Add, Remove and Holds touch first, on the bucket's first cache line
+  // (buckets are 64-byte aligned, so no two share one).
   NodeArray nodes_;  // nodes_[i]->slot == i
   int64_t expiration_tick_ = kNoExpiration;
   uint32_t epoch_ = 0;  // bumped by Detach; wraps harmlessly
+  WheelLevel* const level_;
 };
 
 }  // namespace timingwheel::internal

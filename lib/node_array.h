@@ -17,11 +17,12 @@
 // Design: chunks of kChunk pointers (512, one 4 KiB page), held by a small
 // vector of chunk pointers (which still doubles, but is 512 times smaller).
 // push_back writes behind the last pointer, allocating a chunk when the last
-// is full; pop_back frees the last chunk once two chunks' worth is unused, so
-// a bucket emptied by Stop keeps one chunk, and one alternating Add and Stop
-// at a chunk's edge does not allocate each time. Element i is in chunk
-// i / kChunk; operator[] is two loads. Swap is O(1), which is how a flush
-// detaches a bucket.
+// is full; pop_back keeps at most one chunk beyond the tail's, so a bucket
+// emptied by Stop keeps at most two, and Add and Stop alternating at a
+// chunk's edge do not allocate each time. Element i is in chunk
+// i / kChunk; operator[] is two loads. The array keeps a pointer to its tail,
+// so that Add and Stop (push_back, back, pop_back) cost what they cost on a
+// vector. Swap is O(1), which is how a flush detaches a bucket.
 //
 // Thread-safety: thread-compatible; the bucket's level lock guards a bucket's
 // array, and a detached one belongs to the advancer.
@@ -64,32 +65,52 @@ class NodeArray {
     return chunks_[i / kChunk][i % kChunk];
   }
   // Precondition: !empty().
-  TimerNode* back() const { return (*this)[size_ - 1]; }
+  TimerNode* back() const {
+    return tail_ != tail_end_ - kChunk ? tail_[-1] : (*this)[size_ - 1];
+  }
 
   void push_back(TimerNode* node) {
-    if (size_ == chunks_.size() * kChunk) AddChunk();
-    (*this)[size_++] = node;
+    if (tail_ == tail_end_) NextChunk();
+    *tail_++ = node;
+    ++size_;
   }
   // Precondition: !empty().
   void pop_back() {
+    if (tail_ == tail_end_ - kChunk) PreviousChunk();
+    --tail_;
     --size_;
-    if (chunks_.size() * kChunk >= size_ + 2 * kChunk) chunks_.pop_back();
   }
   // Empties the array and frees every chunk.
   void clear() {
     chunks_.clear();
     size_ = 0;
+    tail_ = nullptr;
+    tail_end_ = nullptr;
   }
   void swap(NodeArray& other) noexcept {
     chunks_.swap(other.chunks_);
     std::swap(size_, other.size_);
+    std::swap(tail_, other.tail_);
+    std::swap(tail_end_, other.tail_end_);
   }
 
  private:
-  void AddChunk();
+  // The tail is at the end of its chunk: moves it to the start of the next
+  // one, allocated if there is none.
+  void NextChunk();
+  // The tail is at the start of its chunk: moves it to the end of the
+  // previous one, and frees the last chunk if two lie beyond that one.
+  void PreviousChunk();
 
-  std::vector<std::unique_ptr<TimerNode*[]>> chunks_;
   size_t size_ = 0;
+  // Where element size_ goes, and the end of the chunk that holds that place
+  // (both null while there is no chunk). At a chunk's edge (size_ a multiple
+  // of kChunk) the tail is at the end of one chunk or the start of the next.
+  // With the tail at hand, push_back, back and pop_back read only this object
+  // and the tail's chunk, as a vector's would, except at an edge.
+  TimerNode** tail_ = nullptr;
+  TimerNode** tail_end_ = nullptr;
+  std::vector<std::unique_ptr<TimerNode*[]>> chunks_;
 };
 
 }  // namespace timingwheel::internal
