@@ -58,14 +58,6 @@ thread_local HandOffFrame* tls_hand_offs = nullptr;
 // stashes the others).
 constexpr size_t kMaxBatch = 32;
 
-// The node of the task a worker runs next was last written by the advancer,
-// on another core: fetch it while the current callback runs.
-void PrefetchNext(const WorkerPool::Task& next) {
-  const char* node = reinterpret_cast<const char*>(next.node);
-  __builtin_prefetch(node, 1);
-  __builtin_prefetch(node + 64, 1);
-}
-
 }  // namespace
 void SetCurrentThreadName(const char* name) {
   std::string truncated(name);
@@ -216,8 +208,6 @@ bool WorkerPool::PopStash(int index, Task* task) {
   if (stash.size() == 0) {
     stash.tasks.clear();
     stash.head = 0;
-  } else {
-    PrefetchNext(stash.tasks[stash.head]);
   }
   return true;
 }
@@ -235,7 +225,6 @@ bool WorkerPool::TakeBatch(int index, Task* task, TaskQueue::Chunks* released) {
       own.tasks.clear();
       queue_.TakeFront(k - 1, &own.tasks);
       own.head = 0;
-      if (!own.tasks.empty()) PrefetchNext(own.tasks.front());
     }
     *released = queue_.ShrinkIfEmpty();
     return true;
