@@ -78,7 +78,7 @@ class alignas(64) Bucket {
   int64_t expiration() const { return expiration_tick_; }
 
   // Empties the bucket in O(1): swaps its array with `*out` (which must be
-  // empty), clears the expiration and starts a new
+  // empty; its kept chunk is reused), clears the expiration and starts a new
   // epoch, so that the nodes in `*out` are in transit. Their `bucket` still
   // names this bucket until they are placed again.
   void Detach(NodeArray* out);

@@ -22,7 +22,8 @@
 // chunk's edge do not allocate each time. Element i is in chunk
 // i / kChunk; operator[] is two loads. The array keeps a pointer to its tail,
 // so that Add and Stop (push_back, back, pop_back) cost what they cost on a
-// vector. Swap is O(1), which is how a flush detaches a bucket.
+// vector. Swap is O(1), which is how a flush detaches a bucket; clear keeps
+// one chunk, so a bucket flushed every rotation does not allocate each time.
 //
 // Thread-safety: thread-compatible; the bucket's level lock guards a bucket's
 // array, and a detached one belongs to the advancer.
@@ -56,7 +57,7 @@ class NodeArray {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  // Chunks allocated (for the tests and the memory accounting).
+  // Chunks allocated (for the tests).
   size_t chunks() const { return chunks_.size(); }
 
   // Precondition: i < size().
@@ -80,12 +81,15 @@ class NodeArray {
     --tail_;
     --size_;
   }
-  // Empties the array and frees every chunk.
+  // Empties the array and frees every chunk but the first, which it keeps
+  // as a vector keeps its capacity: a flush detaches a bucket by swapping it
+  // with the advancer's emptied array, so the bucket gets that chunk back and
+  // its next Add allocates nothing, while a huge bucket's chunks go.
   void clear() {
-    chunks_.clear();
+    if (chunks_.size() > 1) chunks_.resize(1);
     size_ = 0;
-    tail_ = nullptr;
-    tail_end_ = nullptr;
+    tail_ = chunks_.empty() ? nullptr : chunks_[0].get();
+    tail_end_ = chunks_.empty() ? nullptr : tail_ + kChunk;
   }
   void swap(NodeArray& other) noexcept {
     chunks_.swap(other.chunks_);

@@ -8,10 +8,10 @@
 // pop_back across chunk edges keep the elements in order; a chunk is
 // allocated only when the last is full, and at most one is kept beyond the
 // tail's, so Add and Stop alternating at an edge do not allocate each time
-// and an emptied array keeps two chunks at most; clear frees them all; swap and
-// move hand the chunks over. A randomized run compares the array, used as a
-// bucket uses it (append, remove by swapping in the last), with std::vector,
-// and bounds its chunks by its size.
+// and an emptied array keeps two chunks at most; clear keeps the first only;
+// swap and move hand the chunks over. A randomized run compares the array, used
+// as a bucket uses it (append, remove by swapping in the last), with
+// std::vector, and bounds its chunks by its size.
 //
 // Elements are fake node pointers; the array never dereferences them.
 
@@ -24,6 +24,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test_util.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -32,12 +33,6 @@ constexpr size_t kChunk = NodeArray::kChunk;
 
 TimerNode* Fake(size_t i) {
   return reinterpret_cast<TimerNode*>(static_cast<uintptr_t>(i + 1) * 64);
-}
-
-std::vector<TimerNode*> Contents(const NodeArray& array) {
-  std::vector<TimerNode*> out;
-  for (size_t i = 0; i < array.size(); ++i) out.push_back(array[i]);
-  return out;
 }
 
 TEST(NodeArrayTest, StartsEmptyWithNoChunk) {
@@ -56,7 +51,7 @@ TEST(NodeArrayTest, KeepsOrderAcrossChunkEdges) {
   }
   EXPECT_EQ(array.size(), expected.size());
   EXPECT_EQ(array.chunks(), 4u);
-  EXPECT_EQ(Contents(array), expected);
+  EXPECT_EQ(Elements(array), expected);
   EXPECT_EQ(array.back(), Fake(3 * kChunk + 4));
 }
 
@@ -109,17 +104,22 @@ TEST(NodeArrayTest, KeepsAtMostOneChunkBeyondTheTails) {
   while (!array.empty()) array.pop_back();
   EXPECT_EQ(array.chunks(), 2u);  // emptied by Stop: two chunks at most
   array.push_back(Fake(5));
-  EXPECT_EQ(Contents(array), std::vector<TimerNode*>{Fake(5)});
+  EXPECT_EQ(Elements(array), std::vector<TimerNode*>{Fake(5)});
 }
 
-TEST(NodeArrayTest, ClearFreesEveryChunk) {
+TEST(NodeArrayTest, ClearKeepsOnlyTheFirstChunk) {
   NodeArray array;
   for (size_t i = 0; i < 2 * kChunk + 1; ++i) array.push_back(Fake(i));
+  TimerNode** first = &array[0];
   array.clear();
   EXPECT_TRUE(array.empty());
-  EXPECT_EQ(array.chunks(), 0u);
+  EXPECT_EQ(array.chunks(), 1u);
   array.push_back(Fake(7));
-  EXPECT_EQ(Contents(array), std::vector<TimerNode*>{Fake(7)});
+  EXPECT_EQ(&array[0], first);  // the kept chunk, not a new one
+  EXPECT_EQ(Elements(array), std::vector<TimerNode*>{Fake(7)});
+  NodeArray never_grown;
+  never_grown.clear();
+  EXPECT_EQ(never_grown.chunks(), 0u);
 }
 
 TEST(NodeArrayTest, SwapAndMoveHandTheChunksOver) {
@@ -173,7 +173,7 @@ TEST(NodeArrayTest, RandomAddsAndRemovesMatchAVector) {
       ASSERT_EQ(array.back(), model.back());
     }
   }
-  EXPECT_EQ(Contents(array), model);
+  EXPECT_EQ(Elements(array), model);
 }
 
 }  // namespace
