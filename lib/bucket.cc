@@ -5,10 +5,9 @@
 
 namespace timingwheel::internal {
 
-void Bucket::Add(TimerNode* node, uint64_t gen) {
+void Bucket::Add(TimerNode* node) {
   node->slot = static_cast<uint32_t>(nodes_.size());
   nodes_.push_back(node);
-  node->linked_gen = gen;
   // This order, and Holds' reverse one: see Holds.
   node->bucket.store(this, std::memory_order_release);
   node->link_epoch.store(epoch_, std::memory_order_release);

@@ -55,9 +55,9 @@ class alignas(64) Bucket {
 
   WheelLevel* level() const { return level_; }
 
-  // Appends `node`, links it with generation `gen` and this epoch, and points
-  // its `bucket` here. Precondition: the node is in no bucket.
-  void Add(TimerNode* node, uint64_t gen);
+  // Appends `node`, links it with this epoch, and points its `bucket` here.
+  // Precondition: the node is in no bucket.
+  void Add(TimerNode* node);
   // Takes `node` out (the last entry takes its place) and clears its
   // `bucket`. Precondition: Holds(node).
   void Remove(TimerNode* node);

@@ -38,8 +38,8 @@
 //     node into a bucket: Reset, the advancer moving it down a level, and the
 //     worker re-arming it after a run. It guards the deadline fields. Its
 //     place among the locks: kNode in the lock table of lib/mutex.h.
-//   * `slot` and `linked_gen` are guarded by the mutex of the level whose
-//     bucket holds the node; `bucket` is written under that mutex too and
+//   * `slot` is guarded by the mutex of the level whose bucket holds the
+//     node; `bucket` and `link_epoch` are written under that mutex too and
 //     read without it by Stop and Reset, which then lock the level and check
 //     Bucket::Holds. A node in transit (its bucket detached) belongs to the
 //     advancer alone until placed again.
@@ -228,10 +228,12 @@ class TimerNode {
   // (Bucket::Holds); after a flush detached the bucket it is in transit,
   // owned by the advancer until placed again.
   std::atomic<Bucket*> bucket{nullptr};
-  // The generation the node was linked with, its index in the bucket's
-  // array and the bucket's epoch then; guarded by the lock of the level
-  // that owns `bucket`. (A bucket of 2^32 timers would need 512 GiB of nodes.)
-  uint64_t linked_gen = 0;
+  // Its index in the bucket's array and the bucket's epoch then; guarded by
+  // the lock of the level that owns `bucket`. (A bucket of 2^32 timers would
+  // need over 300 GiB of nodes.) Which arm it was linked for is not kept: every
+  // linker holds `mu` and links the node's current generation, so a node
+  // whose generation is still g is linked for g or, until the Reset that
+  // made g unlinks it, for the arm before (WheelLevel::Remove).
   uint32_t slot = 0;
   std::atomic<uint32_t> link_epoch{0};  // atomic: see Bucket::Holds
 

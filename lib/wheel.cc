@@ -64,7 +64,7 @@ Wheel::ArmResult Wheel::Place(TimerNode* node, int64_t expiration_tick,
   WheelLevel* level = lowest;
   for (;;) {
     level = level->Locate(expiration_tick);
-    switch (level->Add(node, expiration_tick, gen)) {
+    switch (level->Add(node, expiration_tick)) {
       case WheelLevel::AddResult::kAdded:
         return recheck ? ConfirmLinked(node, gen) : ArmResult::kArmed;
       case WheelLevel::AddResult::kDue:

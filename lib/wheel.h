@@ -102,11 +102,12 @@ class Wheel {
   ArmResult ArmNew(TimerNode* node, int64_t deadline_ns, int64_t now_ns,
                    std::vector<DueTimer>* batch) ABSL_NO_THREAD_SAFETY_ANALYSIS;
 
-  // Takes the node out of its bucket if it is linked there with generation
-  // `gen` (kAnyGeneration: any). Otherwise kInTransit when it still names a
-  // bucket, which, for a caller that holds the node's lock and asks for
-  // kAnyGeneration, means a flush detached it (only linkers, which hold that
-  // lock, set `bucket`; a Stop that unlinks clears it).
+  // Takes the node out of its bucket if it is linked there and its generation
+  // is `gen` (kAnyGeneration: any; see WheelLevel::Remove). Otherwise
+  // kInTransit when it still names a bucket, which, for a caller that holds the
+  // node's lock and asks for kAnyGeneration, means a flush detached it (only
+  // linkers, which hold that lock, set `bucket`; a Stop that unlinks clears
+  // it).
   UnlinkResult Unlink(TimerNode* node, uint64_t gen) {
     Bucket* bucket = node->bucket.load(std::memory_order_acquire);
     if (bucket == nullptr) return UnlinkResult::kNotLinked;

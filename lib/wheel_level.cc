@@ -42,8 +42,8 @@ WheelLevel* WheelLevel::Locate(int64_t expiration_tick) {
   return level;
 }
 
-WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
-                                      uint64_t gen) {
+WheelLevel::AddResult WheelLevel::Add(TimerNode* node,
+                                      int64_t expiration_tick) {
   SpinLockHolder lock(&mu_);
   if (closed_) return AddResult::kClosed;
   const LevelPlacement place =
@@ -68,7 +68,7 @@ WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
       bucket.expiration() != place.bucket_tick) {
     return AddResult::kTooFar;
   }
-  bucket.Add(node, gen);
+  bucket.Add(node);
   if (bucket.SetExpiration(place.bucket_tick)) {
     queue_->Offer(&bucket, place.release_tick);
   }
@@ -78,7 +78,7 @@ WheelLevel::AddResult WheelLevel::Add(TimerNode* node, int64_t expiration_tick,
 bool WheelLevel::Remove(TimerNode* node, Bucket* bucket, uint64_t gen) {
   SpinLockHolder lock(&mu_);
   if (!bucket->Holds(node) ||
-      (gen != kAnyGeneration && node->linked_gen != gen)) {
+      (gen != kAnyGeneration && GenerationOf(node->LoadState()) != gen)) {
     return false;
   }
   bucket->Remove(node);

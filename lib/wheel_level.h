@@ -74,21 +74,29 @@ class WheelLevel {
   // The overflow level, created if it was not needed yet.
   WheelLevel* GetOrCreateOverflow() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Links `node` (armed with generation `gen`) into the bucket of
-  // `expiration_tick`, offering the bucket to the delay queue at its release
-  // tick if it was empty, unless PlaceInLevel (or the slot of the bucket past
-  // the span being taken) says otherwise.
-  // Precondition: the caller holds node->mu and the node is in no bucket.
-  AddResult Add(TimerNode* node, int64_t expiration_tick, uint64_t gen)
+  // Links `node` into the bucket of `expiration_tick`, offering the bucket to
+  // the delay queue at its release tick if it was empty, unless PlaceInLevel
+  // (or the slot of the bucket past the span being taken) says otherwise.
+  // Precondition: the caller holds node->mu (or the node is new, seen by no
+  // other thread) and the node is in no bucket.
+  AddResult Add(TimerNode* node, int64_t expiration_tick)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Matches every generation in Remove.
   static constexpr uint64_t kAnyGeneration = ~uint64_t{0};
 
-  // Takes `node` out if it is still in `bucket` (a bucket of this
-  // level; not detached by a flush) and was linked with generation `gen`
-  // (any, for kAnyGeneration). Returns whether it
-  // did; the caller then owns the reference the bucket held.
+  // Takes `node` out if it is still in `bucket` (a bucket of this level; not
+  // detached by a flush) and its generation is still `gen` (any, for
+  // kAnyGeneration). Returns whether it did; the caller then owns the
+  // reference the bucket held.
+  // Why the node's generation: every linker holds the node lock and links
+  // the current generation, and a generation changes only under that lock,
+  // by a Reset (or re-arm) that then unlinks the node before linking it
+  // anew. So a node still of generation `gen` is linked either for `gen`, or
+  // for the arm before while the Reset that made `gen` has not unlinked it
+  // yet: a Stop of `gen` takes that link and its reference, and the Reset,
+  // finding the node unlinked, arms `gen` with a reference of its own. A Stop
+  // of an older arm takes nothing: the node's generation has moved on.
   bool Remove(TimerNode* node, Bucket* bucket, uint64_t gen)
       ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -4,7 +4,7 @@
 // bucket_test.cc: tests of Bucket (lib/bucket.h), one slot of a wheel level:
 // the array of nodes (Add appends, Remove takes out the first, a middle or
 // the last entry and moves the last one into its place, each node's `slot`
-// stays its index, size follows), the `bucket` / `linked_gen` bookkeeping in
+// stays its index, size follows), the `bucket` / `link_epoch` bookkeeping in
 // the nodes, the expiration (SetExpiration returns true only when it was
 // unset), and Detach / Flush, which empty the bucket, hand the nodes back,
 // mark them in transit and clear the expiration in the same step (DESIGN.md,
@@ -75,25 +75,24 @@ TEST_F(BucketTest, AddAppendsAndCountsSize) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(5);
   for (int i = 0; i < 5; ++i) {
-    bucket.Add(nodes[i], /*gen=*/100 + i);
+    bucket.Add(nodes[i]);
     EXPECT_EQ(bucket.size(), i + 1);
     EXPECT_FALSE(bucket.empty());
     EXPECT_EQ(nodes[i]->bucket.load(), &bucket);
-    EXPECT_EQ(nodes[i]->linked_gen, 100u + i);
   }
   EXPECT_THAT(Contents(nodes, bucket), ElementsAreArray(nodes));
 }
 
 TEST_F(BucketTest, AddDoesNotSetTheExpiration) {
   Bucket bucket(nullptr);
-  bucket.Add(NewNode(), 0);
+  bucket.Add(NewNode());
   EXPECT_EQ(bucket.expiration(), Bucket::kNoExpiration);
 }
 
 TEST_F(BucketTest, RemoveFirstMovesTheLastIntoItsPlace) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
-  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  for (TimerNode* node : nodes) bucket.Add(node);
   bucket.Remove(nodes[0]);
   EXPECT_EQ(bucket.size(), 2);
   EXPECT_EQ(nodes[0]->bucket.load(), nullptr);
@@ -104,7 +103,7 @@ TEST_F(BucketTest, RemoveFirstMovesTheLastIntoItsPlace) {
 TEST_F(BucketTest, RemoveMiddleMovesTheLastIntoItsPlace) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
-  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  for (TimerNode* node : nodes) bucket.Add(node);
   bucket.Remove(nodes[1]);
   EXPECT_EQ(bucket.size(), 2);
   EXPECT_EQ(nodes[1]->bucket.load(), nullptr);
@@ -114,12 +113,12 @@ TEST_F(BucketTest, RemoveMiddleMovesTheLastIntoItsPlace) {
 TEST_F(BucketTest, RemoveLastKeepsTheRestAndAppendsAfterThem) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(4);
-  for (int i = 0; i < 3; ++i) bucket.Add(nodes[i], 0);
+  for (int i = 0; i < 3; ++i) bucket.Add(nodes[i]);
   bucket.Remove(nodes[2]);
   EXPECT_EQ(bucket.size(), 2);
   EXPECT_EQ(nodes[2]->bucket.load(), nullptr);
   EXPECT_THAT(Contents(nodes, bucket), ElementsAre(nodes[0], nodes[1]));
-  bucket.Add(nodes[3], 0);
+  bucket.Add(nodes[3]);
   EXPECT_THAT(Contents(nodes, bucket),
               ElementsAre(nodes[0], nodes[1], nodes[3]));
 }
@@ -128,11 +127,11 @@ TEST_F(BucketTest, RemoveOnlyNodeEmptiesAndAcceptsNewNodes) {
   Bucket bucket(nullptr);
   TimerNode* a = NewNode();
   TimerNode* b = NewNode();
-  bucket.Add(a, 0);
+  bucket.Add(a);
   bucket.Remove(a);
   EXPECT_TRUE(bucket.empty());
   EXPECT_EQ(bucket.size(), 0);
-  bucket.Add(b, 0);
+  bucket.Add(b);
   EXPECT_EQ(bucket.size(), 1);
   EXPECT_EQ(b->slot, 0u);
   std::vector<TimerNode*> out;
@@ -143,7 +142,7 @@ TEST_F(BucketTest, RemoveOnlyNodeEmptiesAndAcceptsNewNodes) {
 TEST_F(BucketTest, RemoveInAnyOrderEmpties) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(6);
-  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  for (TimerNode* node : nodes) bucket.Add(node);
   for (int i : {3, 0, 5, 1, 4, 2}) bucket.Remove(nodes[i]);
   EXPECT_TRUE(bucket.empty());
   EXPECT_EQ(bucket.size(), 0);
@@ -155,10 +154,9 @@ TEST_F(BucketTest, RemoveInAnyOrderEmpties) {
 TEST_F(BucketTest, ReAddAfterRemoveGoesToTheEnd) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
-  for (TimerNode* node : nodes) bucket.Add(node, 1);
+  for (TimerNode* node : nodes) bucket.Add(node);
   bucket.Remove(nodes[0]);
-  bucket.Add(nodes[0], 2);
-  EXPECT_EQ(nodes[0]->linked_gen, 2u);
+  bucket.Add(nodes[0]);
   EXPECT_THAT(Contents(nodes, bucket),
               ElementsAre(nodes[2], nodes[1], nodes[0]));
 }
@@ -174,7 +172,7 @@ TEST_F(BucketTest, RandomAddsAndRemovesKeepEverySlotRight) {
     if (in[i]) {
       bucket.Remove(nodes[i]);
     } else {
-      bucket.Add(nodes[i], 0);
+      bucket.Add(nodes[i]);
     }
     in[i] = !in[i];
   }
@@ -206,7 +204,7 @@ TEST_F(BucketTest, SetExpirationAcceptsZero) {
 TEST_F(BucketTest, RemoveDoesNotClearTheExpiration) {
   Bucket bucket(nullptr);
   TimerNode* node = NewNode();
-  bucket.Add(node, 0);
+  bucket.Add(node);
   ASSERT_TRUE(bucket.SetExpiration(7));
   bucket.Remove(node);
   // The bucket is still in the delay queue; only a flush clears it.
@@ -217,7 +215,7 @@ TEST_F(BucketTest, RemoveDoesNotClearTheExpiration) {
 TEST_F(BucketTest, FlushEmptiesAndClearsExpiration) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(4);
-  for (TimerNode* node : nodes) bucket.Add(node, 3);
+  for (TimerNode* node : nodes) bucket.Add(node);
   ASSERT_TRUE(bucket.SetExpiration(12));
 
   std::vector<TimerNode*> out;
@@ -234,7 +232,7 @@ TEST_F(BucketTest, FlushEmptiesAndClearsExpiration) {
   }
   // Cleared in the same step: the next timer makes it offerable again.
   TimerNode* late = NewNode();
-  bucket.Add(late, 0);
+  bucket.Add(late);
   EXPECT_TRUE(bucket.SetExpiration(16));
   EXPECT_EQ(bucket.expiration(), 16);
 }
@@ -242,8 +240,8 @@ TEST_F(BucketTest, FlushEmptiesAndClearsExpiration) {
 TEST_F(BucketTest, FlushAppendsToOut) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
-  bucket.Add(nodes[1], 0);
-  bucket.Add(nodes[2], 0);
+  bucket.Add(nodes[1]);
+  bucket.Add(nodes[2]);
   std::vector<TimerNode*> out = {nodes[0]};
   bucket.Flush(&out);
   EXPECT_THAT(out, ElementsAre(nodes[0], nodes[1], nodes[2]));
@@ -264,12 +262,12 @@ TEST_F(BucketTest, FlushedNodesCanBeAddedAgainInAnyBucket) {
   Bucket bucket(nullptr);
   Bucket other(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
-  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  for (TimerNode* node : nodes) bucket.Add(node);
   std::vector<TimerNode*> out;
   bucket.Flush(&out);
-  bucket.Add(out[2], 1);
-  other.Add(out[0], 1);
-  bucket.Add(out[1], 1);
+  bucket.Add(out[2]);
+  other.Add(out[0]);
+  bucket.Add(out[1]);
   EXPECT_THAT(Contents(nodes, bucket), ElementsAre(nodes[2], nodes[1]));
   EXPECT_THAT(Contents(nodes, other), ElementsAre(nodes[0]));
   EXPECT_EQ(bucket.size(), 2);
@@ -279,7 +277,7 @@ TEST_F(BucketTest, FlushedNodesCanBeAddedAgainInAnyBucket) {
 TEST_F(BucketTest, DetachSwapsTheArrayOutAndClearsTheExpiration) {
   Bucket bucket(nullptr);
   std::vector<TimerNode*> nodes = NewNodes(3);
-  for (TimerNode* node : nodes) bucket.Add(node, 0);
+  for (TimerNode* node : nodes) bucket.Add(node);
   ASSERT_TRUE(bucket.SetExpiration(7));
   NodeArray detached;
   bucket.Detach(&detached);
@@ -296,17 +294,17 @@ TEST_F(BucketTest, HoldsOnlyNodesLinkedSinceTheLastDetach) {
   Bucket bucket(nullptr);
   Bucket other(nullptr);
   TimerNode* old = NewNode();
-  bucket.Add(old, 0);
+  bucket.Add(old);
   EXPECT_TRUE(bucket.Holds(old));
   EXPECT_FALSE(other.Holds(old));
   NodeArray detached;
   bucket.Detach(&detached);
   EXPECT_FALSE(bucket.Holds(old));  // in transit
   TimerNode* fresh = NewNode();
-  bucket.Add(fresh, 0);
+  bucket.Add(fresh);
   EXPECT_TRUE(bucket.Holds(fresh));
   EXPECT_FALSE(bucket.Holds(old));
-  bucket.Add(old, 1);  // placed again, in the new epoch
+  bucket.Add(old);  // placed again, in the new epoch
   EXPECT_TRUE(bucket.Holds(old));
   bucket.Remove(old);
   EXPECT_FALSE(bucket.Holds(old));

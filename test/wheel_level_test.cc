@@ -18,7 +18,8 @@
 //   * overflow levels are created lazily (tick width = lower span, start =
 //     lower current tick rounded down); the level whose span would overflow
 //     int64 spans everything;
-//   * Remove with matching / non-matching generation or bucket; Close refuses
+//   * Remove with matching / non-matching generation (the node's, not the
+//     arm's it was linked for) or bucket; Close refuses
 //     later Adds, also in overflow levels created after it;
 //   * no timer runs early or late on bare levels with a hand-driven advancer
 //     (timingwheel_test.cc checks through a TimingWheel that a Reset takes a
@@ -129,11 +130,13 @@ class WheelLevelTest : public ::testing::Test {
 
   TimerNode* NewNode() { return nodes_.NewNode(); }
 
-  // Add with the node lock held, as its precondition asks.
+  // Add with the node lock held, as its precondition asks, for the node's
+  // arm `gen`, as a linker does: the node is (gen, kPending).
   static AddResult AddLocked(WheelLevel* level, TimerNode* node, int64_t e,
                              uint64_t gen = 0) {
     SpinLockHolder lock(&node->mu);
-    return level->Add(node, e, gen);
+    node->state.store(MakeStateWord(gen, State::kPending));
+    return level->Add(node, e);
   }
 
   // A queue whose every bucket is due (tick 1 ns, clock at the end of time).
@@ -224,7 +227,6 @@ void CheckFreshPlacement(WheelLevelTest* test, TimerNode* node, int w,
   EXPECT_EQ(bucket->level(), level);
   EXPECT_EQ(Peer::SlotOf(*level, bucket), want.slot);
   EXPECT_EQ(bucket->expiration(), want.bucket_tick);
-  EXPECT_EQ(node->linked_gen, 7u);
   EXPECT_EQ(level->CountTimers(), 1);
   // The bucket went to the queue once, at its release tick.
   std::vector<DelayQueue::Entry> offered = WheelLevelTest::Drain(queue.get());
@@ -687,6 +689,25 @@ TEST_F(WheelLevelTest, RemoveWithOtherGenerationOrBucketDoesNothing) {
   EXPECT_EQ(level0.CountTimers(), 2);
   EXPECT_TRUE(level0.Remove(node, bucket, 5));
   EXPECT_TRUE(level0.Remove(other, other->bucket.load(), 5));
+}
+
+// What Remove matches is the node's generation now, not the arm it was linked
+// for: a Reset that made arm 6 has not unlinked arm 5's link yet when a Stop
+// of arm 6 takes it (Stop then owns the bucket's reference, and the Reset,
+// finding the node unlinked, arms 6 with one of its own); a Stop of arm 5,
+// come too late, takes nothing.
+TEST_F(WheelLevelTest, RemoveMatchesTheNodesGenerationNotTheLinkedArm) {
+  std::unique_ptr<DelayQueue> queue = NewDueQueue();
+  WheelLevel level0(1, 4, 0, queue.get(), false);
+  TimerNode* node = NewNode();
+  ASSERT_EQ(AddLocked(&level0, node, 3, /*gen=*/5), AddResult::kAdded);
+  Bucket* bucket = node->bucket.load();
+  node->state.store(MakeStateWord(6, State::kStopped));  // Reset, then Stop
+  EXPECT_FALSE(level0.Remove(node, bucket, 5));
+  EXPECT_EQ(level0.CountTimers(), 1);
+  EXPECT_TRUE(level0.Remove(node, bucket, 6));
+  EXPECT_EQ(node->bucket.load(), nullptr);
+  EXPECT_EQ(level0.CountTimers(), 0);
 }
 
 TEST_F(WheelLevelTest, RemoveOfAFlushedNodeDoesNothing) {
