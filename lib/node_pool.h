@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // node_pool.h: the memory of an engine's timer nodes, without malloc on the
-// hot path.
+// hot path. (A periodic timer's node, bigger by its scheduler, comes from the
+// heap: see PeriodicNode in timer_state.h.)
 //
 // Why: with malloc, a node made by the thread calling AfterFunc and freed by
 // a worker (every timer that fires) crosses glibc arenas: the worker's frees

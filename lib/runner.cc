@@ -173,7 +173,7 @@ std::optional<int64_t> Runner::NextRun(TimerNode* node, int64_t deadline_ns) {
   try {
     // Only the worker that ran the callback gets here, so calls to one
     // scheduler never overlap.
-    delay = node->scheduler->NextDelay(
+    delay = node->scheduler().NextDelay(
         {time_->ToClock(deadline_ns), time_->ToClock(now_ns)});
   } catch (...) {
     counts_->SchedulerThrew();

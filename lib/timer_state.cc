@@ -10,17 +10,21 @@ namespace timingwheel::internal {
 
 TimerNode* TimerNode::New(NodeHome* home, absl::AnyInvocable<void()>&& callback,
                           std::unique_ptr<Scheduler> scheduler, int32_t refs) {
+  if (scheduler != nullptr) {
+    return new PeriodicNode(home, std::move(callback), std::move(scheduler),
+                            refs);
+  }
   return new (home->Allocate())
-      TimerNode(home, std::move(callback), std::move(scheduler), refs);
+      TimerNode(home, std::move(callback), /*periodic=*/false, refs);
 }
 
 TimerNode::TimerNode(NodeHome* home, absl::AnyInvocable<void()>&& callback,
-                     std::unique_ptr<Scheduler> scheduler, int32_t refs)
+                     bool periodic, int32_t refs)
     : callback(std::move(callback)),
       home(home),
       state(MakeStateWord(0, State::kPending)),
-      scheduler(std::move(scheduler)),
-      refs_(refs) {}
+      refs_(refs),
+      periodic_(periodic) {}
 
 void TimerNode::Unref() {
   // A count of 1 is the caller's own reference, the last: no other thread
@@ -29,6 +33,10 @@ void TimerNode::Unref() {
   // with the other holders' releasing decrements, as the fetch_sub would.
   if (refs_.load(std::memory_order_acquire) != 1 &&
       refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    return;
+  }
+  if (periodic_) {
+    delete static_cast<PeriodicNode*>(this);
     return;
   }
   NodeHome* const node_home = home;

@@ -48,8 +48,8 @@
 // (and counts itself in the node's home, which keeps the engine alive; see
 // NodeHome); whichever part of the wheel holds the node (a bucket, the
 // advancer, a worker task) holds one more. The last release destroys the node
-// and hands its memory back to its home's pool. Nothing here calls the
-// engine.
+// and hands its memory back to its home's pool (a periodic node's to the
+// heap). Nothing here calls the engine.
 
 #ifndef TIMINGWHEEL_LIB_TIMER_STATE_H_
 #define TIMINGWHEEL_LIB_TIMER_STATE_H_
@@ -58,6 +58,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
@@ -202,8 +203,8 @@ class TimerNode {
   // no deadline.
   std::optional<int64_t> PendingDeadlineNs() ABSL_LOCKS_EXCLUDED(mu);
 
-  // The members are ordered to pack the node into 96 bytes on x86-64
-  // (TimerNodeLayoutTest.FitsInNinetySixBytes); the pool adds no header.
+  // The members are ordered to pack the node into 80 bytes on x86-64
+  // (TimerNodeLayoutTest.FitsInEightyBytes); the pool adds no header.
 
   // Only the thread that moved the node to kRunning or kRunningArmed calls
   // it; Shutdown destroys it for a cancelled node, which nobody will run.
@@ -211,10 +212,11 @@ class TimerNode {
   // The lane the node lives in, for every arm (engine.h, "Lanes").
   NodeHome* const home;
   std::atomic<uint64_t> state;
-  // Set by Every and ScheduleFunc, null for a one-shot timer; called only by
-  // the worker that ran the callback.
-  const std::unique_ptr<Scheduler> scheduler;
-  bool periodic() const { return scheduler != nullptr; }
+  // Made by Every or ScheduleFunc: the node is a PeriodicNode.
+  bool periodic() const { return periodic_; }
+  // The periodic timer's scheduler; called only by the worker that ran the
+  // callback. Precondition: periodic().
+  Scheduler& scheduler();
 
   // The deadline of the current arm, in nanoseconds since the engine's
   // origin. While the callback runs (kRunning, kRunningArmed) it is that run's
@@ -244,11 +246,34 @@ class TimerNode {
   SpinLock mu{LockRank::kNode};
   bool has_rearm ABSL_GUARDED_BY(mu) = false;
 
- private:
+ protected:
   TimerNode(NodeHome* home, absl::AnyInvocable<void()>&& callback,
-            std::unique_ptr<Scheduler> scheduler, int32_t refs);
+            bool periodic, int32_t refs);
   ~TimerNode() = default;
+
+ private:
+  const bool periodic_;
 };
+
+// A periodic timer's node: a TimerNode and the scheduler that gives the delay
+// to each next run. Its memory comes from the heap, not the home's pool, so
+// that the one-shot nodes, which are nearly all of them, do not carry the
+// scheduler's pointer (the pool's blocks are all of one size).
+class PeriodicNode final : public TimerNode {
+ private:
+  friend class TimerNode;
+  PeriodicNode(NodeHome* home, absl::AnyInvocable<void()>&& callback,
+               std::unique_ptr<Scheduler> scheduler, int32_t refs)
+      : TimerNode(home, std::move(callback), /*periodic=*/true, refs),
+        scheduler_(std::move(scheduler)) {}
+  ~PeriodicNode() = default;
+
+  const std::unique_ptr<Scheduler> scheduler_;
+};
+
+inline Scheduler& TimerNode::scheduler() {
+  return *static_cast<PeriodicNode*>(this)->scheduler_;
+}
 
 // One due arm of a timer, on its way to a worker: the node, the generation it
 // was dispatched with (a task of an older arm does nothing) and that arm's

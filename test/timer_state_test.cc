@@ -7,18 +7,23 @@
 // kRunningArmed; a new TimerNode starts in (0, kPending) with one reference,
 // and its reference count decides its lifetime: the callback (and whatever
 // it captured) is destroyed when the last reference goes, not before, and a
-// node keeps its engine alive.
+// node keeps its engine alive; a periodic node carries its scheduler (apart
+// from the one-shot node's pooled memory) until then too.
 
 #include "timer_state.h"
 
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "timingwheel/scheduler.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -98,11 +103,12 @@ class TimerNodeTest : public ::testing::Test {
 };
 
 // A million pending timers are a million nodes: on x86-64 (LP64, libstdc++,
-// Abseil's 32-byte AnyInvocable) the member order packs one into 96 bytes,
-// a block of the engine's node pool.
+// Abseil's 32-byte AnyInvocable) the member order packs one into 80 bytes,
+// a block of the engine's node pool; a periodic node adds its scheduler.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-TEST(TimerNodeLayoutTest, FitsInNinetySixBytes) {
-  EXPECT_LE(sizeof(TimerNode), 96u);
+TEST(TimerNodeLayoutTest, FitsInEightyBytes) {
+  EXPECT_LE(sizeof(TimerNode), 80u);
+  EXPECT_LE(sizeof(PeriodicNode), 96u);
 }
 #endif
 
@@ -116,6 +122,42 @@ TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
   EXPECT_EQ(node->home->lane(), 0);
   EXPECT_TRUE(static_cast<bool>(node->callback));
   node->Unref();
+}
+
+// A scheduler that counts its destruction.
+class CountedScheduler : public Scheduler {
+ public:
+  explicit CountedScheduler(std::atomic<int64_t>* destroyed)
+      : destroyed_(destroyed) {}
+  ~CountedScheduler() override { destroyed_->fetch_add(1); }
+  std::optional<absl::Duration> NextDelay(
+      const ScheduleContext& /*context*/) override {
+    return absl::Milliseconds(7);
+  }
+
+ private:
+  std::atomic<int64_t>* const destroyed_;
+};
+
+TEST_F(TimerNodeTest, PeriodicNodeCarriesItsSchedulerUntilTheLastReference) {
+  std::atomic<int64_t> callbacks_destroyed{0};
+  std::atomic<int64_t> schedulers_destroyed{0};
+  auto scheduler = std::make_unique<CountedScheduler>(&schedulers_destroyed);
+  Scheduler* const raw = scheduler.get();
+  TimerNode* node = TimerNode::New(
+      nodes_.home(), [counter = DestructionCounter(&callbacks_destroyed)] {},
+      std::move(scheduler), /*refs=*/2);
+  EXPECT_TRUE(node->periodic());
+  EXPECT_EQ(&node->scheduler(), raw);
+  EXPECT_EQ(node->scheduler().NextDelay({}), absl::Milliseconds(7));
+  EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kPending));
+  EXPECT_EQ(node->home, nodes_.home());
+  node->Unref();
+  EXPECT_EQ(callbacks_destroyed.load(), 0);
+  EXPECT_EQ(schedulers_destroyed.load(), 0);
+  node->Unref();  // the last: callback and scheduler go with the node
+  EXPECT_EQ(callbacks_destroyed.load(), 1);
+  EXPECT_EQ(schedulers_destroyed.load(), 1);
 }
 
 TEST_F(TimerNodeTest, CasStateSucceedsOnlyFromTheExpectedWord) {
