@@ -574,6 +574,19 @@ void BM_Idle(benchmark::State& state) {
   BENCHMARK_TEMPLATE(fn, Heap) __VA_ARGS__
 #endif
 
+// The lateness scenarios come first, before any scenario has churned
+// through gigabytes of memory. On the 2-core VM this suite is measured on,
+// in each of eight runs one or two of the first BM_Fire<Wheel> repetitions
+// after BM_AfterFuncStop_Threads<Asio> had p99 lateness of 9-95 ms, against
+// 1.2-2.3 ms in their own run or after the Wheel's Threads runs. The cause
+// is not known (the wheel's threads showed no lock or malloc stall in a
+// profile of it); it fades within seconds. A suite that starts with these
+// scenarios measures them as a process of their own does.
+TW_BENCHMARK_ALL(
+    BM_Fire, ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1));
+TW_BENCHMARK_ALL(
+    BM_Burst, ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1));
+
 void StopOptions(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kNanosecond)->UseRealTime()->Iterations(kStopOps);
 }
@@ -592,11 +605,6 @@ void ThreadsOptions(benchmark::internal::Benchmark* b) {
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(1));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(2));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(4));
-
-TW_BENCHMARK_ALL(
-    BM_Fire, ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1));
-TW_BENCHMARK_ALL(
-    BM_Burst, ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1));
 
 void MemoryOptions(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
