@@ -579,8 +579,7 @@ void BM_Idle(benchmark::State& state) {
 // in each of eight runs one or two of the first BM_Fire<Wheel> repetitions
 // after BM_AfterFuncStop_Threads<Asio> had p99 lateness of 9-95 ms, against
 // 1.2-2.3 ms in their own run or after the Wheel's Threads runs. The cause
-// is not known (the wheel's threads showed no lock or malloc stall in a
-// profile of it); it fades within seconds. A suite that starts with these
+// is not known; it fades within seconds. A suite that starts with these
 // scenarios measures them as a process of their own does.
 TW_BENCHMARK_ALL(
     BM_Fire, ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1));
