@@ -49,7 +49,7 @@ bool TimerNode::Cancel(uint64_t gen) {
     uint64_t word = LoadState();
     const State s = StateOf(word);
     if (s != State::kPending && s != State::kDispatched) return false;
-    if (gen != kAnyGeneration && GenerationOf(word) != gen) return false;
+    if (!OfGeneration(word, gen)) return false;
     if (CasState(word, MakeStateWord(GenerationOf(word), State::kCancelled))) {
       return true;
     }

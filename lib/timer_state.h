@@ -141,6 +141,10 @@ constexpr State StateOf(uint64_t word) {
   return static_cast<State>(word & 0xff);
 }
 constexpr uint64_t GenerationOf(uint64_t word) { return word >> 8; }
+// Whether the word is of generation `gen` (of any, for kAnyGeneration).
+constexpr bool OfGeneration(uint64_t word, uint64_t gen) {
+  return gen == kAnyGeneration || GenerationOf(word) == gen;
+}
 
 // True for the states in which Stop() returns true.
 constexpr bool IsPending(State s) {
@@ -232,10 +236,8 @@ class TimerNode {
   std::atomic<Bucket*> bucket{nullptr};
   // Its index in the bucket's array and the bucket's epoch then; guarded by
   // the lock of the level that owns `bucket`. (A bucket of 2^32 timers would
-  // need over 300 GiB of nodes.) Which arm it was linked for is not kept: every
-  // linker holds `mu` and links the node's current generation, so a node
-  // whose generation is still g is linked for g or, until the Reset that
-  // made g unlinks it, for the arm before (WheelLevel::Remove).
+  // need over 300 GiB of nodes.) Which arm it was linked for is not kept: the
+  // node's generation answers that (WheelLevel::Remove).
   uint32_t slot = 0;
   std::atomic<uint32_t> link_epoch{0};  // atomic: see Bucket::Holds
 

@@ -77,8 +77,7 @@ WheelLevel::AddResult WheelLevel::Add(TimerNode* node,
 
 bool WheelLevel::Remove(TimerNode* node, Bucket* bucket, uint64_t gen) {
   SpinLockHolder lock(&mu_);
-  if (!bucket->Holds(node) ||
-      (gen != kAnyGeneration && GenerationOf(node->LoadState()) != gen)) {
+  if (!bucket->Holds(node) || !OfGeneration(node->LoadState(), gen)) {
     return false;
   }
   bucket->Remove(node);

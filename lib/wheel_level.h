@@ -82,9 +82,6 @@ class WheelLevel {
   AddResult Add(TimerNode* node, int64_t expiration_tick)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Matches every generation in Remove.
-  static constexpr uint64_t kAnyGeneration = ~uint64_t{0};
-
   // Takes `node` out if it is still in `bucket` (a bucket of this level; not
   // detached by a flush) and its generation is still `gen` (any, for
   // kAnyGeneration). Returns whether it did; the caller then owns the

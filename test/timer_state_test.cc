@@ -54,6 +54,9 @@ TEST(TimerStateTest, StateWordLayoutIsGenerationShiftedByEight) {
   EXPECT_EQ(MakeStateWord(0x1234, State::kCancelled), 0x123407u);
   static_assert(StateOf(MakeStateWord(9, State::kDone)) == State::kDone);
   static_assert(GenerationOf(MakeStateWord(9, State::kDone)) == 9);
+  static_assert(OfGeneration(MakeStateWord(9, State::kDone), 9));
+  static_assert(!OfGeneration(MakeStateWord(9, State::kDone), 8));
+  static_assert(OfGeneration(MakeStateWord(9, State::kDone), kAnyGeneration));
 }
 
 TEST(TimerStateTest, StatesAndGenerationsGiveDistinctWords) {

@@ -688,25 +688,17 @@ TEST_F(WheelLevelTest, RemoveWithOtherGenerationOrBucketDoesNothing) {
   EXPECT_FALSE(level0.Remove(node, other->bucket.load(), 5));
   EXPECT_EQ(level0.CountTimers(), 2);
   EXPECT_TRUE(level0.Remove(node, bucket, 5));
-  EXPECT_TRUE(level0.Remove(other, other->bucket.load(), 5));
-}
-
-// What Remove matches is the node's generation now, not the arm it was linked
-// for: a Reset that made arm 6 has not unlinked arm 5's link yet when a Stop
-// of arm 6 takes it (Stop then owns the bucket's reference, and the Reset,
-// finding the node unlinked, arms 6 with one of its own); a Stop of arm 5,
-// come too late, takes nothing.
-TEST_F(WheelLevelTest, RemoveMatchesTheNodesGenerationNotTheLinkedArm) {
-  std::unique_ptr<DelayQueue> queue = NewDueQueue();
-  WheelLevel level0(1, 4, 0, queue.get(), false);
-  TimerNode* node = NewNode();
-  ASSERT_EQ(AddLocked(&level0, node, 3, /*gen=*/5), AddResult::kAdded);
-  Bucket* bucket = node->bucket.load();
-  node->state.store(MakeStateWord(6, State::kStopped));  // Reset, then Stop
-  EXPECT_FALSE(level0.Remove(node, bucket, 5));
   EXPECT_EQ(level0.CountTimers(), 1);
-  EXPECT_TRUE(level0.Remove(node, bucket, 6));
-  EXPECT_EQ(node->bucket.load(), nullptr);
+  // What Remove matches is the node's generation now, not the arm it was
+  // linked for: a Reset that made arm 6 has not unlinked arm 5's link yet
+  // when a Stop of arm 6 takes it (Stop then owns the bucket's reference, and
+  // the Reset, finding the node unlinked, arms 6 with one of its own); a Stop
+  // of arm 5, come too late, takes nothing.
+  other->state.store(MakeStateWord(6, State::kStopped));  // Reset, then Stop
+  EXPECT_FALSE(level0.Remove(other, other->bucket.load(), 5));
+  EXPECT_EQ(level0.CountTimers(), 1);
+  EXPECT_TRUE(level0.Remove(other, other->bucket.load(), 6));
+  EXPECT_EQ(other->bucket.load(), nullptr);
   EXPECT_EQ(level0.CountTimers(), 0);
 }
 
