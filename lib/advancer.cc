@@ -164,24 +164,36 @@ void Advancer::FlushEarlier(int64_t expiration, Scratch* nested,
 }
 
 void Advancer::AddOrRun(TimerNode* node, int64_t now_ns, Scratch* scratch) {
-  SpinLockHolder lock(&node->mu);
-  const uint64_t word = node->LoadState();
-  if (StateOf(word) != State::kPending) {
-    node->bucket.store(nullptr, std::memory_order_release);
-    scratch->dropped.push_back(node);  // stopped or cancelled
-    return;
+  // The advancer holds the reference it took from the detached bucket. A due
+  // arm takes it into the batch; an arm that may link the node into a bucket
+  // gets a new one, since the advancer still touches the node after linking
+  // it (Wheel::Arm's precondition) and lets go of its own only once it has
+  // unlocked the node.
+  bool release_own = true;
+  {
+    SpinLockHolder lock(&node->mu);
+    const uint64_t word = node->LoadState();
+    if (StateOf(word) != State::kPending) {
+      node->bucket.store(nullptr, std::memory_order_release);  // stopped
+    } else {
+      const uint64_t gen = GenerationOf(word);
+      const bool may_link = node->deadline_ns > now_ns;
+      if (may_link) node->Ref();  // the new arm's
+      const Wheel::ArmResult result =
+          wheel_->Arm(node, node->deadline_ns, now_ns, gen, &scratch->batch);
+      if (result == Wheel::ArmResult::kClosed && node->Cancel(gen)) {
+        counts_->CancelledInTransit();
+      }
+      if (result != Wheel::ArmResult::kArmed && may_link) {
+        node->Unref();  // the unused new one; the advancer's is still held
+      }
+      release_own = may_link || result != Wheel::ArmResult::kArmed;
+    }
   }
-  const uint64_t gen = GenerationOf(word);
-  switch (wheel_->Arm(node, node->deadline_ns, now_ns, gen, &scratch->batch)) {
-    case Wheel::ArmResult::kArmed:
-      break;
-    case Wheel::ArmResult::kClosed:
-      if (node->Cancel(gen)) counts_->CancelledInTransit();
-      scratch->dropped.push_back(node);
-      break;
-    case Wheel::ArmResult::kDropped:
-      scratch->dropped.push_back(node);
-      break;
+  // The last reference is released at the end of the flush, not here: its
+  // callback's destructor may call into the wheel.
+  if (release_own && !node->UnrefIfNotLast()) {
+    scratch->dropped.push_back(node);
   }
 }
 

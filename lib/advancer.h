@@ -110,7 +110,8 @@ class Advancer {
   void FlushEarlier(int64_t expiration, Scratch* nested, ReadyBuckets* ready);
   // Kafka's addOrRun for one timer of a flushed bucket: armed again at its
   // deadline if still pending (due: into the batch; else a lower level),
-  // else dropped (its reference released at the end of the flush).
+  // else dropped. A reference the advancer lets go of is released at once
+  // unless it is the last, which waits in `dropped` for the end of the flush.
   void AddOrRun(TimerNode* node, int64_t now_ns, Scratch* scratch);
 
   Wheel* const wheel_;

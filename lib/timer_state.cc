@@ -44,6 +44,19 @@ void TimerNode::Unref() {
   node_home->Free(this);
 }
 
+bool TimerNode::UnrefIfNotLast() {
+  int32_t refs = refs_.load(std::memory_order_relaxed);
+  while (refs > 1) {
+    // acq_rel, as Unref: this holder's writes happen before the deletion by
+    // whichever holder releases the last reference.
+    if (refs_.compare_exchange_weak(refs, refs - 1, std::memory_order_acq_rel,
+                                    std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool TimerNode::Cancel(uint64_t gen) {
   for (;;) {
     uint64_t word = LoadState();

@@ -50,6 +50,14 @@
 // advancer, a worker task) holds one more. The last release destroys the node
 // and hands its memory back to its home's pool (a periodic node's to the
 // heap). Nothing here calls the engine.
+//
+// No write after hand-on (DESIGN.md, trap 12). Linking a node into a bucket
+// hands a reference to the bucket, where another thread may Stop the node
+// and drop the last handle at once; yet the linker still confirms the link
+// and unlocks `mu`, which lives in the node. So a linker arms with a
+// reference it hands over and holds another of its own until it has let go
+// of `mu`: the caller's handle for Reset, the task's for a worker's re-arm,
+// the detached bucket's for the advancer's cascade (Wheel::Arm).
 
 #ifndef TIMINGWHEEL_LIB_TIMER_STATE_H_
 #define TIMINGWHEEL_LIB_TIMER_STATE_H_
@@ -181,6 +189,10 @@ class TimerNode {
   // ordering: acq_rel, so every write to the node by any holder happens before
   // its deletion.
   void Unref();
+  // Releases one reference unless it is the last, and says whether it did: a
+  // thread that must not destroy the node where it stands (the advancer in
+  // the middle of a flush) keeps the last one for a later Unref.
+  bool UnrefIfNotLast();
 
   // Compare-and-swap on the state word: acq_rel on success (a winner sees what
   // the previous owner wrote, and publishes its own writes), acquire on

@@ -93,6 +93,9 @@ class Wheel {
   // Sets the node's deadline for arm `gen` and links it, or dispatches it
   // into `batch` when due. The node is in state (gen, kPending) and the caller
   // hands over one reference (kArmed), or keeps it (kDropped, kClosed).
+  // Precondition: the caller holds one more reference of its own until it
+  // has unlocked node->mu, since a linked node may be stopped and let go by
+  // other threads at once (timer_state.h, "No write after hand-on").
   ArmResult Arm(TimerNode* node, int64_t deadline_ns, int64_t now_ns,
                 uint64_t gen, std::vector<DueTimer>* batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
