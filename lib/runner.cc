@@ -164,7 +164,8 @@ void Runner::Run(const DueTimer& task, int worker) {
   }
   std::optional<int64_t> next_ns;
   if (periodic) next_ns = NextRun(node, task.deadline_ns);
-  if (!AfterRun(node, task.generation, next_ns)) node->Unref();
+  AfterRun(node, task.generation, next_ns);
+  node->Unref();  // the task's, held until the node is let go (AfterRun)
 }
 
 std::optional<int64_t> Runner::NextRun(TimerNode* node, int64_t deadline_ns) {
@@ -185,7 +186,7 @@ std::optional<int64_t> Runner::NextRun(TimerNode* node, int64_t deadline_ns) {
   return time_->NextRunAfter(now_ns, *delay);
 }
 
-bool Runner::AfterRun(TimerNode* node, uint64_t gen,
+void Runner::AfterRun(TimerNode* node, uint64_t gen,
                       std::optional<int64_t> next_ns) {
   if (!node->periodic()) {
     // A one-shot timer that no Reset re-armed while it ran is done: one CAS,
@@ -194,34 +195,30 @@ bool Runner::AfterRun(TimerNode* node, uint64_t gen,
     // kRunning leaves has_rearm set; a one-shot node reads it only in
     // kRunningArmed, which only a Reset, setting it anew, leads to.
     uint64_t expected = MakeStateWord(gen, State::kRunning);
-    if (node->CasState(expected, MakeStateWord(gen, State::kDone))) {
-      return false;
-    }
+    if (node->CasState(expected, MakeStateWord(gen, State::kDone))) return;
   }
   std::vector<DueTimer> due;
-  bool handed_on;
   {
     SpinLockHolder lock(&node->mu);
-    handed_on = Rearm(node, gen, next_ns, &due);
+    Rearm(node, gen, next_ns, &due);
   }
   Submit(&due);  // with no lock held: an executor may run it inline
-  return handed_on;
 }
 
-bool Runner::Rearm(TimerNode* node, uint64_t gen,
+void Runner::Rearm(TimerNode* node, uint64_t gen,
                    std::optional<int64_t> next_ns, std::vector<DueTimer>* due) {
   for (;;) {
     uint64_t word = node->LoadState();
     if (StateOf(word) != State::kRunningArmed) {
       node->has_rearm = false;
-      if (node->CasState(word, MakeStateWord(gen, State::kDone))) return false;
+      if (node->CasState(word, MakeStateWord(gen, State::kDone))) return;
       continue;
     }
     if (!node->has_rearm && !next_ns.has_value()) {
       // The schedule ended: the timer is no longer pending.
       if (node->CasState(word, MakeStateWord(gen, State::kDone))) {
         counts_->Retired();
-        return false;
+        return;
       }
       continue;
     }
@@ -230,15 +227,20 @@ bool Runner::Rearm(TimerNode* node, uint64_t gen,
       continue;  // a Stop won: re-read
     }
     node->has_rearm = false;
+    // The new arm takes a reference of its own: the worker keeps the task's
+    // until it has unlocked the node (Wheel::Arm's precondition).
+    node->Ref();
     switch (wheel_->Arm(node, deadline_ns, time_->NowNs(), gen + 1, due)) {
       case Wheel::ArmResult::kArmed:
-        return true;
+        return;
       case Wheel::ArmResult::kClosed:
         if (node->Cancel(gen + 1)) counts_->CancelledInTransit();
-        return false;
+        break;
       case Wheel::ArmResult::kDropped:
-        return false;
+        break;
     }
+    node->Unref();  // the unused new one; the task's is still held
+    return;
   }
 }
 

@@ -102,11 +102,11 @@ class Runner {
   // `deadline_ns`, by its scheduler (called with no lock held); nullopt when
   // the schedule ends, leaves the supported range or throws.
   std::optional<int64_t> NextRun(TimerNode* node, int64_t deadline_ns);
-  // After the callback returned: re-arm or finish. Returns whether the
-  // worker's reference was handed on to the wheel.
-  bool AfterRun(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns);
+  // After the callback returned: re-arm or finish. The worker's reference
+  // stays with the worker (a re-arm takes a new one).
+  void AfterRun(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns);
   // AfterRun's work under the node lock; due re-arms go to `due`.
-  bool Rearm(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns,
+  void Rearm(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns,
              std::vector<DueTimer>* due)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   void HandOff(uint64_t id);

@@ -24,13 +24,14 @@
 //     while another thread stops every one of its timers: once every Stop
 //     returned true, the handles are gone and the wheel is idle, no part of
 //     the wheel holds a callback (counted by the captures still alive).
-//   * CascadeRacingStopAndLastHandle: no write after hand-on (DESIGN.md,
-//     trap 12). Timers cascade down many levels while their owners stop them
-//     and drop the last handle, so that a node's memory is freed and reused by
-//     the next AfterFunc as soon as the bucket lets go of it. A thread that
-//     touched a node after linking it was caught here by AddressSanitizer (a
-//     read of a freed pool node) and ThreadSanitizer (a race with the next
-//     node's constructor); the counts check that nothing was lost meanwhile.
+//   * CascadeRacingStopAndLastHandle, RearmRacingStopAndLastHandle: no write
+//     after hand-on (DESIGN.md, trap 12). Timers cascade down many levels
+//     (periodic timers re-arm on a worker) while their owners stop them and
+//     drop the last handle, so that a node's memory is freed and reused by the
+//     next AfterFunc as soon as the bucket lets go of it. A thread that touched
+//     a node after linking it was caught here by AddressSanitizer (a read of a
+//     freed pool node) and ThreadSanitizer (a race with the next node's
+//     constructor); the counts check that nothing was lost meanwhile.
 
 #include <algorithm>
 #include <atomic>
@@ -763,6 +764,31 @@ TEST(StressTest, CascadeRacingStopAndLastHandle) {
   EXPECT_EQ(wheel->Shutdown(), 0);
   EXPECT_EQ(ran.load() + churn.stopped, churn.made)
       << "each timer either ran or was stopped";
+}
+
+TEST(StressTest, RearmRacingStopAndLastHandle) {
+  // Periodic timers of 50-250 us, re-armed by a worker after each run into
+  // level 0 (320 us wide: no cascades, this is the worker's path alone),
+  // stopped and let go by their owners at random points of their runs.
+  std::unique_ptr<TimingWheel> wheel =
+      MakeWheel(SteadyClock(), absl::Microseconds(10), /*wheel_size=*/32,
+                /*workers=*/2);
+  ASSERT_NE(wheel, nullptr);
+  std::atomic<int64_t> runs{0};
+  const Churn churn =
+      ChurnWithStops(kChurnTime, /*keep=*/20, [&](std::mt19937_64& rng) {
+        const absl::Duration period =
+            absl::Microseconds(50 + absl::Uniform(rng, 0, 200));
+        return wheel->Every(
+            period, [&runs] { runs.fetch_add(1, std::memory_order_relaxed); });
+      });
+  EXPECT_GT(churn.made, 1000);
+  // A periodic timer re-arms until it is stopped, so each Stop returned true.
+  EXPECT_EQ(churn.stopped, churn.made);
+  EXPECT_GT(runs.load(), 0);
+  wheel->WaitIdle();
+  EXPECT_EQ(wheel->Pending(), 0);
+  EXPECT_EQ(wheel->Shutdown(), 0);
 }
 
 }  // namespace
