@@ -163,9 +163,20 @@ void Runner::Run(const DueTimer& task, int worker) {
                       FailureReporter::CurrentExceptionText());
   }
   std::optional<int64_t> next_ns;
-  if (periodic) next_ns = NextRun(node, task.deadline_ns);
+  if (periodic && AsksScheduler(node)) {
+    next_ns = NextRun(node, task.deadline_ns);
+  }
   AfterRun(node, task.generation, next_ns);
   node->Unref();  // the task's, held until the node is let go (AfterRun)
+}
+
+bool Runner::AsksScheduler(TimerNode* node) {
+  // Not after a Stop made during the run (the schedule will not go on), nor
+  // when a Reset during the run set the next deadline itself: a scheduler
+  // with side effects (a retry budget, a log line) sees only the runs that
+  // happen.
+  SpinLockHolder lock(&node->mu);
+  return StateOf(node->LoadState()) == State::kRunningArmed && !node->has_rearm;
 }
 
 std::optional<int64_t> Runner::NextRun(TimerNode* node, int64_t deadline_ns) {

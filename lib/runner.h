@@ -17,7 +17,8 @@
 // lock held; an exception is caught, counted and reported. Then:
 //   * a one-shot timer that no Reset re-armed: kRunning -> kDone, one CAS;
 //   * otherwise, under the node's lock, Rearm: the deadline a Reset left, or
-//     the scheduler's next (asked with no lock held), armed as generation + 1
+//     the scheduler's next (asked with no lock held, and only if no Stop or
+//     Reset during the run decided it), armed as generation + 1
 //     through the wheel; a re-arm that is due at once goes into a batch
 //     submitted after the lock is released (an inline executor may run it).
 // So runs of one timer never overlap: the next arm exists only once the
@@ -102,6 +103,9 @@ class Runner {
   // `deadline_ns`, by its scheduler (called with no lock held); nullopt when
   // the schedule ends, leaves the supported range or throws.
   std::optional<int64_t> NextRun(TimerNode* node, int64_t deadline_ns);
+  // Whether a periodic timer's scheduler is asked for the next run: not
+  // when a Stop or a Reset made during the run decided it.
+  static bool AsksScheduler(TimerNode* node) ABSL_LOCKS_EXCLUDED(node->mu);
   // After the callback returned: re-arm or finish. The worker's reference
   // stays with the worker (a re-arm takes a new one).
   void AfterRun(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns);

@@ -276,6 +276,46 @@ TEST_F(ScheduleFuncTest, ResetRunsAfterDThenTheScheduleGoesOnFromThere) {
   EXPECT_TRUE(timer->Stop());
 }
 
+TEST_F(ScheduleFuncTest, NotAskedAfterAStopOrResetFromItsOwnCallback) {
+  // A scheduler with side effects (a retry budget, a log line) must see
+  // only the runs that happen: once the callback stopped its own timer, or
+  // set its next deadline itself with Reset, the scheduler is not asked.
+  std::vector<ScheduleContext> stop_calls;
+  Timer stopped;
+  absl::StatusOr<Timer> stops = wheel_->ScheduleFunc(
+      std::make_unique<ScriptedScheduler>(
+          std::vector<std::optional<absl::Duration>>{Ms(5), Ms(5), Ms(5)},
+          &stop_calls),
+      [&stopped] { EXPECT_TRUE(stopped.Stop()); });
+  ASSERT_TRUE(stops.ok());
+  stopped = *stops;
+
+  std::vector<ScheduleContext> reset_calls;
+  Timer reset;
+  absl::StatusOr<Timer> resets = wheel_->ScheduleFunc(
+      std::make_unique<ScriptedScheduler>(
+          std::vector<std::optional<absl::Duration>>{Ms(5), Ms(5), Ms(5)},
+          &reset_calls),
+      [this, &reset] {
+        ++runs_;
+        if (runs_ == 1) {
+          EXPECT_TRUE(reset.Reset(Ms(20)));
+        }
+      });
+  ASSERT_TRUE(resets.ok());
+  reset = *resets;
+
+  RunUntil(5);
+  EXPECT_EQ(stop_calls.size(), 1u) << "asked after Stop() returned true";
+  EXPECT_EQ(reset_calls.size(), 1u) << "asked although Reset set the next run";
+  RunUntil(25);
+  EXPECT_THAT(run_times_, ElementsAre(5, 25));
+  // After the run that Reset made, the schedule goes on: asked again.
+  EXPECT_EQ(reset_calls.size(), 2u);
+  EXPECT_TRUE(reset.Stop());
+  EXPECT_EQ(stop_calls.size(), 1u);
+}
+
 TEST_F(ScheduleFuncTest, BadSchedulersAreErrors) {
   absl::StatusOr<Timer> null_scheduler = wheel_->ScheduleFunc(nullptr, [] {});
   EXPECT_TRUE(absl::IsInvalidArgument(null_scheduler.status()));
