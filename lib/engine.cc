@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "options_check.h"
+#include "reentry.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -54,6 +55,7 @@ void Engine::Start() {
 }
 
 void Engine::OnThreadStart(ThreadRole role, int index) const {
+  ScopedWheelCode::MarkWheelThread();
   SetCurrentThreadName(ThreadName(thread_name_prefix_, role, index).c_str());
   if (on_thread_start_) on_thread_start_(role, index);
 }
@@ -192,6 +194,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
   // Reset sees the wheel closed.
   resets_in_flight_.Add(1, std::memory_order_seq_cst);
   ++tls_resets_in_flight;
+  const ScopedWheelCode wheel_code;  // Shutdown waits for it
   struct Done {
     Engine* engine;
     ~Done() {
@@ -281,6 +284,8 @@ int64_t Engine::Pending() const {
 
 int64_t Engine::Shutdown() {
   if (!FirstShutdown()) return 0;
+  // A destructor of a callback cancelled below may call Shutdown again.
+  const ScopedWheelCode wheel_code;
   closed_.store(true, std::memory_order_seq_cst);
   while (resets_in_flight_.Sum(std::memory_order_seq_cst) >
          tls_resets_in_flight) {
@@ -307,8 +312,10 @@ bool Engine::FirstShutdown() {
       shutdown_started_ = true;
       return true;
     }
-    // A callback must not wait for the Shutdown that waits for it.
-    if (runner_.InCallback()) return false;
+    // Code the first Shutdown may be waiting for must not wait for it
+    // (reentry.h): a wheel thread, a callback, a hook, an executor, a Reset,
+    // the first Shutdown itself.
+    if (ScopedWheelCode::Active()) return false;
     while (!shutdown_done_) shutdown_cv_.Wait(&shutdown_mu_);
   }
   // The first Shutdown may have come from a callback, which it could not

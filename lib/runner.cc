@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include "reentry.h"
+
 namespace timingwheel::internal {
 namespace {
 
@@ -43,13 +45,15 @@ class Runner::HandedOffTask {
       : runner_(std::exchange(other.runner_, nullptr)), id_(other.id_) {}
   HandedOffTask& operator=(HandedOffTask&&) = delete;
   ~HandedOffTask() {
-    if (runner_ == nullptr) return;  // ran, or moved from
+    if (runner_ == nullptr) return;    // ran, or moved from
+    const ScopedWheelCode wheel_code;  // the hook may call Shutdown
     runner_->Drop(id_);
     runner_->owner_->Unref();
   }
   void operator()() {
     Runner* runner = std::exchange(runner_, nullptr);
     if (runner == nullptr) return;
+    const ScopedWheelCode wheel_code;  // Shutdown waits for a running task
     runner->pool_->RunHandedOff(id_);
     runner->owner_->Unref();
   }
@@ -87,6 +91,7 @@ void Runner::Start(int workers, const Executor* executor,
 }
 
 void Runner::HandOff(uint64_t id) {
+  const ScopedWheelCode wheel_code;  // the user's executor, then the hook
   try {
     (*executor_)(HandedOffTask(this, id));
   } catch (...) {
@@ -123,8 +128,6 @@ void Runner::Submit(std::vector<DueTimer>* batch) {
 }
 
 TimerNode* Runner::Current() { return tls_node; }
-
-bool Runner::InCallback() const { return tls_runner == this; }
 
 bool Runner::CancelOwnRearm() {
   if (tls_runner != this || tls_node == nullptr) return false;

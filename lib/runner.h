@@ -78,8 +78,6 @@ class Runner {
 
   // The timer whose callback runs on this thread, or nullptr.
   static TimerNode* Current();
-  // Whether this thread is inside a callback run by this runner.
-  bool InCallback() const;
   // When this thread runs a periodic (or Reset) timer of this runner's that
   // is armed to run again: takes that re-arm back, counts it retired and
   // returns true. For a Shutdown made from the callback.
