@@ -1,13 +1,15 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// parse_flags.cc: checks a tool's command line before Abseil parses it (see
-// parse_flags.h).
+// parse_flags.cc: checks a tool's command line before Abseil parses it, and
+// the flags' values against their ranges after (see parse_flags.h).
 
 #include "parse_flags.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -17,15 +19,24 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
 
 namespace timingwheel::tools {
 namespace {
 
 constexpr size_t kHelpWidth = 80;
+
+// The ranges timingwheel::Options documents (options.h) for what the tools
+// pass on as it is.
+constexpr absl::Duration kMinTick = absl::Microseconds(1);
+constexpr int kMinWheelSize = 2;
+constexpr int kMaxWheelSize = 1 << 16;
+constexpr int kMaxWorkers = 1024;
 
 // Abseil's help flags, which are not registered flags: recognised by name.
 bool IsHelpFlag(absl::string_view name) {
@@ -181,6 +192,38 @@ std::optional<int> ParseFlags(int argc, char** argv,
   }
   absl::ParseCommandLine(argc, argv);
   return std::nullopt;
+}
+
+absl::Status CheckFlagRange(absl::string_view name, int64_t value, int64_t min,
+                            int64_t max, absl::string_view note) {
+  if (value >= min && value <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, "=", value, " is out of range: it must be ",
+                   max == std::numeric_limits<int64_t>::max()
+                       ? absl::StrCat("at least ", min)
+                       : absl::StrCat("from ", min, " to ", max),
+                   note.empty() ? "" : absl::StrCat(" (", note, ")")));
+}
+
+absl::Status CheckFlagRange(absl::string_view name, absl::Duration value,
+                            absl::Duration min, absl::Duration max) {
+  if (value >= min && value <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, "=", absl::FormatDuration(value),
+                   " is out of range: it must be from ",
+                   absl::FormatDuration(min), " to ", absl::FormatDuration(max),
+                   max == kMaxFlagDuration ? " (100 years)" : ""));
+}
+
+absl::Status CheckWheelFlags(absl::Duration tick, int wheel_size, int workers) {
+  for (const absl::Status& status :
+       {CheckFlagRange("tick", tick, kMinTick, kMaxFlagDuration),
+        CheckFlagRange("wheel_size", wheel_size, kMinWheelSize, kMaxWheelSize),
+        CheckFlagRange("workers", workers, 0, kMaxWorkers,
+                       "0 = hardware concurrency")}) {
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace timingwheel::tools

@@ -66,23 +66,28 @@
 #include "timingwheel/timer.h"
 #include "timingwheel/timingwheel.h"
 
-ABSL_FLAG(int64_t, timers, 1000000, "How many one-shot timers to schedule.");
+ABSL_FLAG(int64_t, timers, 1000000,
+          "How many one-shot timers to schedule: at least 1, and no more than "
+          "this machine's memory holds.");
 ABSL_FLAG(int, threads, 1,
           "Threads calling AfterFunc at the same time; the timers are split "
-          "evenly between them.");
+          "evenly between them. 1 to 1024.");
 ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(1),
-          "Wheel resolution, Options::tick (e.g. 1ms, 100us).");
-ABSL_FLAG(int, wheel_size, 20, "Buckets per wheel level, Options::wheel_size.");
+          "Wheel resolution, Options::tick (e.g. 1ms, 100us): 1us to 876000h "
+          "(100 years).");
+ABSL_FLAG(int, wheel_size, 20,
+          "Buckets per wheel level, Options::wheel_size: 2 to 65536.");
 ABSL_FLAG(int, workers, 0,
-          "Threads running callbacks, Options::workers; 0 = hardware "
-          "concurrency.");
+          "Threads running callbacks, Options::workers: 0 to 1024; 0 = "
+          "hardware concurrency.");
 ABSL_FLAG(absl::Duration, window, absl::Seconds(1),
-          "Delays are uniformly random in [min_delay, min_delay + window).");
+          "Delays are uniformly random in [min_delay, min_delay + window); "
+          "min_delay + window is at most 876000h (100 years).");
 ABSL_FLAG(absl::Duration, min_delay, absl::ZeroDuration(),
-          "The shortest delay.");
+          "The shortest delay, at least 0.");
 ABSL_FLAG(absl::Duration, grace, absl::Seconds(5),
           "How long past the last deadline to wait for timers that have not "
-          "fired before counting them lost.");
+          "fired before counting them lost: 0 to 876000h (100 years).");
 ABSL_FLAG(uint64_t, seed, 1,
           "Seed of the random delays (scheduling thread i uses seed + i).");
 ABSL_FLAG(bool, json, false,
@@ -135,10 +140,14 @@ Examples:
 
 Exit status: 0 every timer fired exactly once and never early, or --help; 1
 some timer fired early, was lost or fired twice, or AfterFunc failed; 2 bad
-options (then an existing --plot file is left as it was), or the --plot file
-cannot be written.)";
+options (a value outside its range included; then an existing --plot file is
+left as it was), or the --plot file cannot be written.)";
 
 constexpr int kMaxThreads = 1024;
+// So that ShardBegin's timers * shard cannot overflow; CheckMemory allows far
+// fewer on any machine.
+constexpr int64_t kMaxTimers =
+    std::numeric_limits<int64_t>::max() / kMaxThreads;
 // How often the main thread checks progress, and redraws the bar.
 constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
 constexpr absl::Duration kRedrawInterval = absl::Milliseconds(100);
@@ -159,42 +168,47 @@ int64_t NowNs(const Clock& clock) {
 // ---------------------------------------------------------------------------
 // Options.
 
-absl::Status CheckNonNegative(absl::string_view flag, absl::Duration d) {
-  if (d >= absl::ZeroDuration() && d != absl::InfiniteDuration()) {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--", flag, " must be finite and >= 0, got ", absl::FormatDuration(d)));
-}
-
+// Every flag is checked here, before anything is sized or computed from it.
 absl::StatusOr<RunOptions> OptionsFromFlags() {
+  using tools::CheckFlagRange;
+  using tools::kMaxFlagDuration;
   RunOptions o;
   o.timers = absl::GetFlag(FLAGS_timers);
   o.threads = absl::GetFlag(FLAGS_threads);
   o.tick = absl::GetFlag(FLAGS_tick);
   o.wheel_size = absl::GetFlag(FLAGS_wheel_size);
   o.workers = absl::GetFlag(FLAGS_workers);
-  o.workers_resolved =
-      o.workers != 0 ? o.workers
-                     : static_cast<int>(std::thread::hardware_concurrency());
   o.window = absl::GetFlag(FLAGS_window);
   o.min_delay = absl::GetFlag(FLAGS_min_delay);
   o.grace = absl::GetFlag(FLAGS_grace);
   o.seed = absl::GetFlag(FLAGS_seed);
 
-  if (o.timers < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--timers must be at least 1, got ", o.timers));
-  }
-  if (o.threads < 1 || o.threads > kMaxThreads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--threads must be in [1, ", kMaxThreads, "], got ", o.threads));
-  }
-  for (absl::Status s : {CheckNonNegative("window", o.window),
-                         CheckNonNegative("min_delay", o.min_delay),
-                         CheckNonNegative("grace", o.grace)}) {
+  for (const absl::Status& s :
+       {CheckFlagRange("timers", o.timers, 1, kMaxTimers,
+                       "and no more than this machine's memory holds"),
+        CheckFlagRange("threads", o.threads, 1, kMaxThreads),
+        tools::CheckWheelFlags(o.tick, o.wheel_size, o.workers),
+        CheckFlagRange("window", o.window, absl::ZeroDuration(),
+                       kMaxFlagDuration),
+        CheckFlagRange("min_delay", o.min_delay, absl::ZeroDuration(),
+                       kMaxFlagDuration),
+        CheckFlagRange("grace", o.grace, absl::ZeroDuration(),
+                       kMaxFlagDuration)}) {
     if (!s.ok()) return s;
   }
+  // Both are at most kMaxFlagDuration, so the sum is exact. Bounding it
+  // bounds every deadline, and the time to give up (the last deadline plus
+  // --grace) stays within int64 nanoseconds of the steady clock.
+  if (o.min_delay + o.window > kMaxFlagDuration) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--min_delay=", absl::FormatDuration(o.min_delay),
+                     " plus --window=", absl::FormatDuration(o.window),
+                     " is out of range: the delays must end by ",
+                     absl::FormatDuration(kMaxFlagDuration), " (100 years)"));
+  }
+  o.workers_resolved =
+      o.workers != 0 ? o.workers
+                     : static_cast<int>(std::thread::hardware_concurrency());
   return o;
 }
 
@@ -227,7 +241,8 @@ absl::Status CheckMemory(const RunOptions& o) {
       FormatMemory(static_cast<double>(physical)), max_timers));
 }
 
-// tick, wheel_size and workers are validated by TimingWheel::Create.
+// tick, wheel_size and workers are checked by OptionsFromFlags (and again by
+// TimingWheel::Create).
 Options WheelOptions(const RunOptions& o, std::shared_ptr<Clock> clock) {
   Options options;
   options.tick = o.tick;
@@ -478,7 +493,7 @@ struct Load {
 };
 
 // Errors: ResourceExhausted when the timers' records cannot be allocated;
-// TimingWheel::Create's (bad tick, wheel_size or workers).
+// TimingWheel::Create's.
 absl::StatusOr<Load> PrepareLoad(const RunOptions& o) {
   Load load;
   load.clock = SteadyClock();
@@ -509,6 +524,8 @@ Run RunLoad(const RunOptions& o, Load load, bool show_progress) {
 
   ProgressBar bar(show_progress, &clock);
   const int64_t last_deadline_ns = ScheduleAll(wheel, log, clock, bar, r);
+  // No overflow: the delays and --grace are at most 100 years each
+  // (OptionsFromFlags).
   const int64_t give_up_ns =
       r.scheduled > 0 ? last_deadline_ns + absl::ToInt64Nanoseconds(o.grace)
                       : NowNs(clock);

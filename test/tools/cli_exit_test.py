@@ -12,6 +12,10 @@ Usage: cli_exit_test.py TIMINGWHEEL_CLI TIMINGWHEEL_SOAK SCRATCH_DIR
    runs.
 2. timingwheel_cli --timers=99999999999999 exits 2 at once with the memory
    the run would need and the largest --timers allowed, not std::bad_alloc.
+   A flag whose value is out of its range (a negative or huge --workers,
+   a zero --tick, a delay or --grace that would overflow int64 nanoseconds)
+   exits 2 within seconds, before anything is sized from it, with a message
+   naming the flag, the value given and the range allowed.
 3. A rejected run (bad flag value, too many timers, bad wheel option) leaves
    an existing --plot file as it was.
 4. A small run reports the due rate and the fire rate (text and JSON).
@@ -31,9 +35,9 @@ def check(condition, what):
     return condition
 
 
-def run(*args):
+def run(*args, timeout=120):
     return subprocess.run(list(args), capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=timeout, check=False)
 
 
 def check_usage(tool, name, bad_value_flag):
@@ -65,6 +69,46 @@ def check_too_many_timers(cli):
     check("would need about" in result.stderr and
           "at most --timers=" in result.stderr,
           f"--timers=99999999999999: unclear message {result.stderr!r}")
+
+
+def check_out_of_range(tool, name, cases):
+    """Each case is (args, substrings the message must hold): the flag and the
+    value given, and the range."""
+    for args, wanted in cases:
+        what = f"{name} {' '.join(args)}"
+        try:
+            result = run(tool, *args, timeout=10)
+        except subprocess.TimeoutExpired:
+            check(False, f"{what}: still running after 10 s")
+            continue
+        check(result.returncode == 2,
+              f"{what}: exit {result.returncode}, want 2; {result.stderr!r}")
+        check(all(w in result.stderr for w in wanted),
+              f"{what}: want {wanted} in {result.stderr!r}")
+        check(result.stdout == "", f"{what}: it ran: {result.stdout!r}")
+
+
+# timingwheel_cli's flag values out of range. --timers=1 keeps what the old
+# code did with them (allocate, overflow, run) short.
+CLI_OUT_OF_RANGE = (
+    (["--timers=1", "--workers=-5"], ["--workers=-5", "from 0 to 1024"]),
+    (["--timers=1", "--workers=200000"],
+     ["--workers=200000", "from 0 to 1024"]),
+    (["--timers=1", "--min_delay=3000000h"],
+     ["--min_delay=3000000h", "from 0 to 876000h"]),
+    (["--timers=1", "--grace=3000000h"],
+     ["--grace=3000000h", "from 0 to 876000h"]),
+    (["--timers=1", "--window=3000000h"],
+     ["--window=3000000h", "from 0 to 876000h"]),
+    (["--timers=1", "--min_delay=500000h", "--window=500000h"],
+     ["--min_delay=500000h", "--window=500000h", "876000h"]),
+    (["--timers=1", "--tick=0"], ["--tick=0", "from 1us to 876000h"]),
+    (["--timers=1", "--tick=3000000h"],
+     ["--tick=3000000h", "from 1us to 876000h"]),
+    (["--timers=1", "--wheel_size=0"], ["--wheel_size=0", "from 2 to 65536"]),
+    (["--timers=1", "--wheel_size=65537"],
+     ["--wheel_size=65537", "from 2 to 65536"]),
+)
 
 
 def check_plot_kept(cli, scratch):
@@ -104,6 +148,7 @@ def main():
     check_usage(cli, "timingwheel_cli", "timers")
     check_usage(soak, "timingwheel_soak", "duration")
     check_too_many_timers(cli)
+    check_out_of_range(cli, "timingwheel_cli", CLI_OUT_OF_RANGE)
     check_plot_kept(cli, scratch)
     check_rates(cli)
     for failure in failures:
