@@ -3,10 +3,13 @@
 //
 // proc_status.h: reads this process's memory figures from /proc/self/status,
 // for the tools and benchmarks that report RSS (timingwheel_cli,
-// timingwheel_soak, timingwheel_benchmark). Linux only.
+// timingwheel_soak, timingwheel_benchmark), and the machine's physical
+// memory, for the tools that refuse a run too big for it. Linux only.
 
 #ifndef TIMINGWHEEL_TOOLS_PROC_STATUS_H_
 #define TIMINGWHEEL_TOOLS_PROC_STATUS_H_
+
+#include <unistd.h>
 
 #include <cstdint>
 #include <fstream>
@@ -35,6 +38,14 @@ inline int64_t ProcStatusBytes(absl::string_view key) {
     return absl::SimpleAtoi(rest, &kb) ? kb * 1024 : -1;
   }
   return -1;
+}
+
+// The machine's physical memory in bytes; -1 if unknown.
+inline int64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return -1;
+  return static_cast<int64_t>(pages) * page_size;
 }
 
 }  // namespace timingwheel

@@ -226,10 +226,8 @@ std::string FormatMemory(double bytes) {
 // Refuses a run whose timers would not fit in the machine's physical memory
 // (a bigger one would die of std::bad_alloc, or swap).
 absl::Status CheckMemory(const RunOptions& o) {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_size <= 0) return absl::OkStatus();  // Unknown.
-  const int64_t physical = static_cast<int64_t>(pages) * page_size;
+  const int64_t physical = PhysicalMemoryBytes();
+  if (physical < 0) return absl::OkStatus();  // Unknown.
   const int64_t max_timers = physical / kBytesPerTimer;
   if (o.timers <= max_timers) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrFormat(

@@ -77,30 +77,37 @@
 #include "timingwheel/timer.h"
 #include "timingwheel/timingwheel.h"
 
-ABSL_FLAG(int, threads, 2, "Threads operating on the wheel at once.");
+ABSL_FLAG(int, threads, 2, "Threads operating on the wheel at once: 1 to 256.");
 ABSL_FLAG(int64_t, rate, 0,
           "Operations per second per thread; 0 = as fast as it can. The "
           "timers made must not outrun those the wheel can fire (about a "
           "million a second on 2 cores shared with the soak threads), or the "
-          "backlog, and memory, grow for as long as it runs.");
+          "backlog, and memory, grow for as long as it runs. At least 0.");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(60),
-          "How long the threads hammer the wheel (e.g. 60s, 2m).");
+          "How long the threads hammer the wheel (e.g. 60s, 2m): 1ns to "
+          "876000h (100 years).");
 ABSL_FLAG(int, slots, 4096,
-          "Slots per thread; one in 16 holds a periodic timer.");
+          "Slots per thread; one in 16 holds a periodic timer. At least 1, and "
+          "no more than this machine's memory holds.");
 ABSL_FLAG(int, workers, 0,
-          "Options::workers, threads running callbacks; 0 = hardware "
-          "concurrency.");
-ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(1), "Options::tick.");
-ABSL_FLAG(int, wheel_size, 20, "Options::wheel_size.");
+          "Options::workers, threads running callbacks: 0 to 1024; 0 = "
+          "hardware concurrency.");
+ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(1),
+          "Options::tick: 1us to 876000h (100 years).");
+ABSL_FLAG(int, wheel_size, 20, "Options::wheel_size: 2 to 65536.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed; thread i uses seed + i.");
 ABSL_FLAG(absl::Duration, quiesce_timeout, absl::Seconds(30),
-          "How long to wait, after stopping everything, for Pending() == 0.");
+          "How long to wait, after stopping everything, for Pending() == 0: "
+          "1ns to 876000h (100 years).");
 ABSL_FLAG(absl::Duration, starve_grace, absl::Seconds(5),
-          "A periodic timer due longer ago than this that never ran is lost.");
+          "A periodic timer due longer ago than this that never ran is lost: "
+          "1ns to 876000h (100 years).");
 ABSL_FLAG(int64_t, rss_slack_mib, 64,
-          "Allowed RSS above the baseline after Shutdown and malloc_trim.");
+          "Allowed RSS above the baseline after Shutdown and malloc_trim: 0 to "
+          "1048576 (1 TiB).");
 ABSL_FLAG(absl::Duration, progress_interval, absl::Seconds(1),
-          "How often to report progress on stderr.");
+          "How often to report progress on stderr: 1ns to 876000h (100 "
+          "years).");
 
 namespace timingwheel::soak {
 namespace {
@@ -123,6 +130,9 @@ Exit status: 0 pass, or --help; 1 a violation (lost, doubled, early,
 contract, stats, memory); 2 bad flags.)";
 
 constexpr int kMaxThreads = 256;
+// 1 TiB: far above any RSS this tool reaches, and small enough that the slack
+// in bytes fits int64.
+constexpr int64_t kMaxRssSlackMib = int64_t{1} << 20;
 constexpr int kPeriodicEvery = 16;      // slot i is periodic when i % 16 == 0
 constexpr int kPeriodicOpOneIn = 1024;  // ops on a periodic slot
 constexpr int64_t kNsPerMs = 1000 * 1000;
@@ -217,6 +227,11 @@ struct Slot {
   int64_t due_ns = 0;
   int64_t runs_at_arm = 0;
 };
+
+// Memory per slot while the soak runs, about: the slot, and its latest
+// timer's Instance and wheel node (the 128 bytes timingwheel_cli counts per
+// pending timer). Replaced timers still pending take more.
+constexpr int64_t kBytesPerSlot = sizeof(Slot) + sizeof(Instance) + 128;
 
 // What one thread did, summed at the end.
 struct ThreadCounts {
@@ -497,7 +512,7 @@ void AddCounts(const ThreadCounts& c, ThreadCounts& total) {
   total.periodic_starved += c.periodic_starved;
 }
 
-// Errors: only TimingWheel::Create's (bad tick, wheel_size or workers).
+// Errors: only TimingWheel::Create's.
 absl::StatusOr<Report> RunSoak(const Options& o) {
   Report r;
   // Everything the callbacks touch outlives the wheel.
@@ -756,50 +771,58 @@ absl::StatusOr<Options> OptionsFromFlags() {
   o.starve_grace = absl::GetFlag(FLAGS_starve_grace);
   o.rss_slack_mib = absl::GetFlag(FLAGS_rss_slack_mib);
   o.progress_interval = absl::GetFlag(FLAGS_progress_interval);
-  if (o.threads < 1 || o.threads > kMaxThreads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--threads must be in [1, ", kMaxThreads, "], got ", o.threads));
-  }
-  if (o.rate < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--rate must be >= 0 (0 = unlimited), got ", o.rate));
-  }
-  if (o.slots < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--slots must be at least 1, got ", o.slots));
-  }
-  if (o.rss_slack_mib < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--rss_slack_mib must be >= 0, got ", o.rss_slack_mib));
-  }
-  const std::pair<const char*, absl::Duration> durations[] = {
-      {"duration", o.duration},
-      {"quiesce_timeout", o.quiesce_timeout},
-      {"starve_grace", o.starve_grace},
-      {"progress_interval", o.progress_interval}};
-  for (const auto& [name, d] : durations) {
-    if (d <= absl::ZeroDuration() || d == absl::InfiniteDuration()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--", name, " must be finite and > 0, got ",
-                       absl::FormatDuration(d)));
-    }
+  using tools::CheckFlagRange;
+  using tools::kMaxFlagDuration;
+  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  for (const absl::Status& s :
+       {CheckFlagRange("threads", o.threads, 1, kMaxThreads),
+        CheckFlagRange("rate", o.rate, 0, kUnbounded, "0 = unlimited"),
+        CheckFlagRange("duration", o.duration, absl::Nanoseconds(1),
+                       kMaxFlagDuration),
+        CheckFlagRange("slots", o.slots, 1, kUnbounded),
+        tools::CheckWheelFlags(o.tick, o.wheel_size, o.workers),
+        CheckFlagRange("quiesce_timeout", o.quiesce_timeout,
+                       absl::Nanoseconds(1), kMaxFlagDuration),
+        CheckFlagRange("starve_grace", o.starve_grace, absl::Nanoseconds(1),
+                       kMaxFlagDuration),
+        CheckFlagRange("rss_slack_mib", o.rss_slack_mib, 0, kMaxRssSlackMib,
+                       "1 TiB"),
+        CheckFlagRange("progress_interval", o.progress_interval,
+                       absl::Nanoseconds(1), kMaxFlagDuration)}) {
+    if (!s.ok()) return s;
   }
   return o;
 }
 
+// Refuses --threads x --slots that would not fit in the machine's physical
+// memory: the slots are allocated before the run starts, and a bigger run
+// would die of std::bad_alloc there, or swap.
+absl::Status CheckMemory(const Options& o) {
+  const int64_t physical = PhysicalMemoryBytes();
+  if (physical < 0) return absl::OkStatus();  // Unknown.
+  const int64_t max_slots = physical / kBytesPerSlot / o.threads;
+  if (o.slots <= max_slots) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "--slots=%d with --threads=%d would need about %s of memory (%d bytes "
+      "per slot), and this machine has %s: at most --slots=%d with "
+      "--threads=%d",
+      o.slots, o.threads, Mib(int64_t{o.slots} * o.threads * kBytesPerSlot),
+      kBytesPerSlot, Mib(physical), max_slots, o.threads));
+}
+
+int BadFlags(const absl::Status& status) {
+  std::fprintf(stderr, "timingwheel_soak: %s\n", status.ToString().c_str());
+  return 2;
+}
+
 int Main() {
   const absl::StatusOr<Options> options = OptionsFromFlags();
-  if (!options.ok()) {
-    std::fprintf(stderr, "timingwheel_soak: %s\n",
-                 options.status().ToString().c_str());
-    return 2;
+  if (!options.ok()) return BadFlags(options.status());
+  if (absl::Status memory = CheckMemory(*options); !memory.ok()) {
+    return BadFlags(memory);
   }
   const absl::StatusOr<Report> report = RunSoak(*options);
-  if (!report.ok()) {
-    std::fprintf(stderr, "timingwheel_soak: %s\n",
-                 report.status().ToString().c_str());
-    return 2;
-  }
+  if (!report.ok()) return BadFlags(report.status());
   return PrintReport(*options, *report).empty() ? 0 : 1;
 }
 

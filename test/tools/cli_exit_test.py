@@ -12,10 +12,11 @@ Usage: cli_exit_test.py TIMINGWHEEL_CLI TIMINGWHEEL_SOAK SCRATCH_DIR
    runs.
 2. timingwheel_cli --timers=99999999999999 exits 2 at once with the memory
    the run would need and the largest --timers allowed, not std::bad_alloc.
-   A flag whose value is out of its range (a negative or huge --workers,
-   a zero --tick, a delay or --grace that would overflow int64 nanoseconds)
-   exits 2 within seconds, before anything is sized from it, with a message
-   naming the flag, the value given and the range allowed.
+   In both tools, a flag whose value is out of its range (a negative or huge
+   --workers, a zero --tick, a duration that would overflow int64
+   nanoseconds, more --slots than memory holds) exits 2 within seconds,
+   before anything is sized from it, with a message naming the flag, the
+   value given and the range allowed.
 3. A rejected run (bad flag value, too many timers, bad wheel option) leaves
    an existing --plot file as it was.
 4. A small run reports the due rate and the fire rate (text and JSON).
@@ -111,6 +112,25 @@ CLI_OUT_OF_RANGE = (
 )
 
 
+# timingwheel_soak's. --duration=1s keeps the old code's runs short.
+SOAK_OUT_OF_RANGE = (
+    (["--workers=-5"], ["--workers=-5", "from 0 to 1024"]),
+    (["--tick=0"], ["--tick=0", "from 1us to 876000h"]),
+    (["--wheel_size=0"], ["--wheel_size=0", "from 2 to 65536"]),
+    (["--threads=256", "--slots=2000000000"],
+     ["--slots=2000000000", "at most --slots="]),
+    (["--duration=1s", "--rss_slack_mib=9000000000000"],
+     ["--rss_slack_mib=9000000000000", "from 0 to 1048576"]),
+    (["--duration=3000000h"], ["--duration=3000000h", "from 1ns to 876000h"]),
+    (["--duration=1s", "--quiesce_timeout=3000000h"],
+     ["--quiesce_timeout=3000000h", "from 1ns to 876000h"]),
+    (["--duration=1s", "--starve_grace=3000000h"],
+     ["--starve_grace=3000000h", "from 1ns to 876000h"]),
+    (["--duration=1s", "--progress_interval=3000000h"],
+     ["--progress_interval=3000000h", "from 1ns to 876000h"]),
+)
+
+
 def check_plot_kept(cli, scratch):
     path = os.path.join(scratch, "kept.svg")
     content = "<svg>an earlier run</svg>\n"
@@ -149,6 +169,7 @@ def main():
     check_usage(soak, "timingwheel_soak", "duration")
     check_too_many_timers(cli)
     check_out_of_range(cli, "timingwheel_cli", CLI_OUT_OF_RANGE)
+    check_out_of_range(soak, "timingwheel_soak", SOAK_OUT_OF_RANGE)
     check_plot_kept(cli, scratch)
     check_rates(cli)
     for failure in failures:
