@@ -21,6 +21,7 @@ DelayQueue::DelayQueue(std::shared_ptr<Clock> clock, absl::Duration origin,
     : clock_(std::move(clock)),
       origin_(origin),
       tick_ns_(tick_ns),
+      min_wait_(std::max(absl::Nanoseconds(tick_ns), kMinWaitFloor)),
       wake_up_(clock_.get(), &mu_, &cv_) {}
 
 void DelayQueue::Offer(Bucket* bucket, int64_t release_tick) {
@@ -37,6 +38,7 @@ bool DelayQueue::HeadDue() const {
 
 bool DelayQueue::Poll(std::vector<Entry>* out) {
   MutexLock lock(&mu_);
+  bool retried = false;  // the clock said "no wait" for a head not yet due
   while (!closed_) {
     if (HeadDue()) {
       const absl::Duration now = clock_->Now();
@@ -53,7 +55,17 @@ bool DelayQueue::Poll(std::vector<Entry>* out) {
                       : DeadlineOf(heap_.front().release_tick);
     // Now() was read under `mu_` (HeadDue) and the wait releases `mu_`
     // atomically: a NotifyTimeChanged after that read finds us waiting.
-    cv_.WaitFor(&mu_, clock_->RealTimeUntil(deadline));
+    absl::Duration wait = clock_->RealTimeUntil(deadline);
+    if (wait <= absl::ZeroDuration()) {
+      // Once: the deadline passed between the two readings. Again: the
+      // clock's Now() and RealTimeUntil disagree (a coarse Now()); sleep a
+      // little rather than spin.
+      if (retried) wait = min_wait_;
+      retried = true;
+    } else {
+      retried = false;
+    }
+    cv_.WaitFor(&mu_, wait);
   }
   return false;
 }

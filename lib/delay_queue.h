@@ -20,7 +20,9 @@
 // handed out is unfinished, which is how tests know the wheel is quiescent.
 //
 // Sleeping on the clock: Poll sleeps on `cv_` for as long as the clock's
-// RealTimeUntil(head's deadline) says (forever on a ManualClock), and the
+// RealTimeUntil(head's deadline) says (forever on a ManualClock; a clock that
+// says "no wait" twice for a head its Now() does not show due, a coarse
+// Now(), gets sleeps of one tick, at least 50 us, instead of a spin), and the
 // queue registers `wake_up_` with the clock once, when it is built, so that
 // the clock's NotifyTimeChanged wakes the poller. Why no wake-up is lost and
 // none runs after the queue is gone: lib/clock_wake_up.h.
@@ -86,9 +88,14 @@ class DelayQueue {
     return origin_ + absl::Nanoseconds(release_tick * tick_ns_);
   }
 
+  // The shortest sleep of a Poll whose clock keeps saying "no wait" for a
+  // head that its Now() does not show due: one tick, at least this.
+  static constexpr absl::Duration kMinWaitFloor = absl::Microseconds(50);
+
   const std::shared_ptr<Clock> clock_;
   const absl::Duration origin_;
   const int64_t tick_ns_;
+  const absl::Duration min_wait_;
 
   mutable Mutex mu_{LockRank::kDelayQueue};
   CondVar cv_;

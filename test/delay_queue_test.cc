@@ -9,7 +9,9 @@
 // Poll; ManualClock::Advance wakes Poll; Close wakes Poll and makes it (and
 // every later Poll) return false; IsIdle counts what Poll handed out until
 // Done. On a clock of a user's own (real speed plus jumps, public API only), a
-// jump wakes a Poll sleeping an hour. A queue registers with its clock and
+// jump wakes a Poll sleeping an hour; a clock whose RealTimeUntil keeps
+// saying "no wait" for a head its Now() does not show due makes Poll sleep,
+// not spin. A queue registers with its clock and
 // leaves it when destroyed, also while other threads keep advancing the clock
 // and other queues come and go (run these under ASan and TSan).
 //
@@ -420,6 +422,46 @@ TEST(DelayQueueCustomClockTest, JumpWakesPollWaitingAnHourAwayRealClock) {
   EXPECT_THAT(Pairs(result.entries),
               ElementsAre(std::pair<int64_t, Bucket*>(3600 * 1000, &far)));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  queue.Done(1);
+}
+
+// A clock whose Now() is a manual time and whose RealTimeUntil always says
+// "no wait" (a coarse Now() beside a fine sleep, as a user's clock may
+// have): it counts the readings of Now().
+class DisagreeingClock : public Clock {
+ public:
+  absl::Duration Now() const override {
+    reads_.fetch_add(1, std::memory_order_relaxed);
+    return absl::Nanoseconds(now_ns_.load(std::memory_order_acquire));
+  }
+  absl::Duration RealTimeUntil(absl::Duration) const override {
+    return absl::ZeroDuration();
+  }
+  void Set(absl::Duration now) {
+    now_ns_.store(absl::ToInt64Nanoseconds(now), std::memory_order_release);
+  }
+  int64_t reads() const { return reads_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t> now_ns_{0};
+  mutable std::atomic<int64_t> reads_{0};
+};
+
+TEST(DelayQueueCustomClockTest, ClockThatNeverSaysWaitDoesNotMakePollSpin) {
+  auto clock = std::make_shared<DisagreeingClock>();
+  DelayQueue queue(clock, absl::ZeroDuration(), kMs);
+  Bucket later(nullptr);
+  queue.Offer(&later, 10);  // 10 ms of the clock away
+  AsyncPoll poll(&queue);
+  EXPECT_FALSE(poll.ReturnsWithin(std::chrono::milliseconds(200)));
+  // Spinning, the poller read the clock millions of times in 200 ms; with
+  // sleeps of 1 ms (a tick) it reads it about twice each.
+  EXPECT_LT(clock->reads(), 5000);
+  clock->Set(absl::Milliseconds(10));
+  AsyncPoll::Result result = poll.Get();
+  EXPECT_TRUE(result.ok);
+  EXPECT_THAT(Pairs(result.entries),
+              ElementsAre(std::pair<int64_t, Bucket*>(10, &later)));
   queue.Done(1);
 }
 
