@@ -39,7 +39,17 @@ int64_t TimeBase::NowNs() const {
                .count() -
            origin_ns_;
   }
-  return absl::ToInt64Nanoseconds(clock_->Now() - origin_);
+  // Never back: a reading below the latest one counts as the latest.
+  const int64_t reading = absl::ToInt64Nanoseconds(clock_->Now() - origin_);
+  int64_t latest = latest_ns_.load(std::memory_order_relaxed);
+  while (reading > latest) {
+    // Relaxed: only the number matters, no other data is published with it.
+    if (latest_ns_.compare_exchange_weak(latest, reading,
+                                         std::memory_order_relaxed)) {
+      return reading;
+    }
+  }
+  return latest;
 }
 
 int64_t TimeBase::TickOf(int64_t deadline_ns) const {

@@ -14,13 +14,19 @@
 //
 // Now: the one place the engine reads its clock. For SteadyClock() it reads
 // std::chrono::steady_clock directly (one vDSO call, no Duration math); the
-// result is the same reading the Clock would give.
+// result is the same reading the Clock would give. Another clock may step
+// backwards (its contract forbids it; simulators do it): NowNs never goes
+// back, never below 0, and a reading below the latest one counts as the
+// latest. So a deadline made after a step back is later than the clock's
+// own reading + d, never earlier, and no tick or slot is ever negative.
 //
-// Thread-safety: immutable after construction; every member is thread-safe.
+// Thread-safety: every member is thread-safe; only the latest reading of a
+// clock other than SteadyClock() changes after construction.
 
 #ifndef TIMINGWHEEL_LIB_TIME_BASE_H_
 #define TIMINGWHEEL_LIB_TIME_BASE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -80,6 +86,8 @@ class TimeBase {
   const int64_t origin_ns_;
   const int64_t tick_ns_;
   const int64_t max_deadline_ns_;  // the last whole tick below 2^63 ns
+  // The latest NowNs of a clock other than SteadyClock(), which is steady.
+  mutable std::atomic<int64_t> latest_ns_{0};
 };
 
 }  // namespace timingwheel::internal

@@ -13,7 +13,8 @@
 // notified (the only real-clock tests here, named *RealClock). Clocks written
 // by a user against the public API only: NotifyTimeChanged wakes a waiter, a
 // real-speed clock that jumps wakes a waiter an hour away, and a simulated
-// clock drives a TimingWheel without sleeping. A wake-up removed from its
+// clock drives a TimingWheel without sleeping, and one that steps backwards
+// (against the contract) never makes a timer early. A wake-up removed from its
 // clock is never called again, also while the clock keeps moving.
 //
 // A waiter here sleeps the way the delay queue's poller does (Waiter below).
@@ -399,28 +400,8 @@ TEST(ClockTest, DefaultRealTimeUntilWakesOnNotifyRealClock) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 }
 
-// A clock a user might write, with the public API only: simulated time that
-// moves when the test sets it. It stores the new time, then notifies.
-class SimulatedClock : public Clock {
- public:
-  absl::Duration Now() const override {
-    return absl::Nanoseconds(now_ns_.load(std::memory_order_acquire));
-  }
-  absl::Duration RealTimeUntil(absl::Duration) const override {
-    return absl::InfiniteDuration();  // only Set moves it
-  }
-  // Precondition: `t >= Now()`.
-  void Set(absl::Duration t) {
-    now_ns_.store(absl::ToInt64Nanoseconds(t), std::memory_order_release);
-    NotifyTimeChanged();
-  }
-
- private:
-  std::atomic<int64_t> now_ns_{0};
-};
-
 TEST(CustomClockTest, NotifyTimeChangedWakesAWaiter) {
-  SimulatedClock clock;
+  SteppingClock clock;
   Waiter waiter(&clock, absl::Seconds(10));
   while (!waiter.started()) std::this_thread::yield();
   clock.Set(absl::Seconds(9));
@@ -444,7 +425,7 @@ TEST(CustomClockTest, JumpWakesAWaiterAnHourAwayRealClock) {
 }
 
 TEST(CustomClockTest, SimulatedClockDrivesATimingWheelWithoutSleeping) {
-  auto clock = std::make_shared<SimulatedClock>();
+  auto clock = std::make_shared<SteppingClock>();
   std::unique_ptr<TimingWheel> wheel = OneWorkerWheel(clock);
   std::atomic<int> runs{0};
   std::atomic<int64_t> ran_at_ns{-1};
@@ -463,6 +444,39 @@ TEST(CustomClockTest, SimulatedClockDrivesATimingWheelWithoutSleeping) {
   wheel->WaitIdle();
   EXPECT_EQ(runs.load(), 1);
   EXPECT_EQ(ran_at_ns.load(), absl::ToInt64Nanoseconds(absl::Seconds(5)));
+}
+
+TEST(CustomClockTest, ClockSteppingBackwardsNeverMakesATimerEarly) {
+  // Against the contract, as a simulator's clock may: the wheel keeps the
+  // latest reading as now, so a timer made after the step back is due d
+  // after that reading, never before the clock's own reading + d.
+  auto clock = std::make_shared<SteppingClock>();
+  std::unique_ptr<TimingWheel> wheel = OneWorkerWheel(clock);
+  // The wheel reads 100 ms (and its levels move there) when this one runs.
+  std::atomic<bool> first_ran{false};
+  ASSERT_TRUE(
+      wheel->AfterFunc(absl::Milliseconds(100), [&] { first_ran = true; })
+          .ok());
+  clock->Set(absl::Milliseconds(100));
+  wheel->WaitIdle();
+  ASSERT_TRUE(first_ran.load());
+  clock->Set(absl::Milliseconds(50));
+  std::atomic<int64_t> ran_at_ns{-1};
+  ASSERT_TRUE(
+      wheel
+          ->AfterFunc(
+              absl::Milliseconds(10),
+              [&] { ran_at_ns.store(absl::ToInt64Nanoseconds(clock->Now())); })
+          .ok());
+  wheel->WaitIdle();
+  EXPECT_EQ(ran_at_ns.load(), -1) << "ran at once, 10 ms early";
+  clock->Set(absl::Milliseconds(60));
+  wheel->WaitIdle();
+  EXPECT_EQ(ran_at_ns.load(), -1) << "ran at the latest reading + d";
+  clock->Set(absl::Milliseconds(110));
+  wheel->WaitIdle();
+  EXPECT_EQ(ran_at_ns.load(),
+            absl::ToInt64Nanoseconds(absl::Milliseconds(110)));
 }
 
 TEST(ClockWakeUpTest, RemovedWakeUpIsNeverCalledAgain) {

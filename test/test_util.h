@@ -20,7 +20,8 @@
 //   * `TestNodes` is a home for the TimerNodes that the unit tests of
 //     buckets, levels and timer states make directly, with no engine.
 //   * `JumpingClock` is a clock written with the public API only: real
-//     time plus jumps that it announces with NotifyTimeChanged.
+//     time plus jumps that it announces with NotifyTimeChanged;
+//     `SteppingClock` one that is set, backwards too (against the contract).
 //
 // Recording what ran:
 //   * `RunLog` records the clock readings at which one timer's callback ran
@@ -319,6 +320,26 @@ class JumpingClock : public Clock {
 
  private:
   std::atomic<int64_t> offset_ns_{0};
+};
+
+// A clock that is set, in either direction: backwards breaks the Clock
+// contract, as a simulator's clock may. Like ManualClock it never moves by
+// itself (RealTimeUntil is infinite) and wakes the wheels on it when set.
+class SteppingClock : public Clock {
+ public:
+  absl::Duration Now() const override {
+    return absl::Nanoseconds(now_ns_.load(std::memory_order_acquire));
+  }
+  absl::Duration RealTimeUntil(absl::Duration) const override {
+    return absl::InfiniteDuration();
+  }
+  void Set(absl::Duration now) {
+    now_ns_.store(absl::ToInt64Nanoseconds(now), std::memory_order_release);
+    NotifyTimeChanged();
+  }
+
+ private:
+  std::atomic<int64_t> now_ns_{0};
 };
 
 // Records every run of one timer's callback: the clock reading of each, and

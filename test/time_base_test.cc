@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test_util.h"
 #include "timingwheel/clock.h"
 
 namespace timingwheel::internal {
@@ -47,6 +48,20 @@ TEST_F(TimeBaseTest, NowCountsNanosecondsFromTheClockAtCreation) {
   clock_->Advance(absl::Milliseconds(3) + absl::Nanoseconds(7));
   EXPECT_EQ(time_.NowNs(), 3 * kMs + 7);
   EXPECT_EQ(time_.ToClock(3 * kMs + 7), clock_->Now());
+}
+
+TEST(TimeBaseSteppingTest, NowNeverGoesBackNorBelowTheOrigin) {
+  auto clock = std::make_shared<SteppingClock>();
+  clock->Set(absl::Seconds(5));
+  TimeBase time(clock, absl::Milliseconds(1));
+  clock->Set(absl::Seconds(4));  // before the origin
+  EXPECT_EQ(time.NowNs(), 0);
+  clock->Set(absl::Seconds(7));
+  EXPECT_EQ(time.NowNs(), 2000 * kMs);
+  clock->Set(absl::Seconds(6));  // back: the latest reading stands
+  EXPECT_EQ(time.NowNs(), 2000 * kMs);
+  clock->Set(absl::Seconds(7) + absl::Nanoseconds(1));
+  EXPECT_EQ(time.NowNs(), 2000 * kMs + 1);
 }
 
 TEST(TimeBaseSteadyTest, SteadyClockNowNeverLagsAnEarlierSteadyClockRead) {

@@ -73,7 +73,13 @@ class Clock {
   Clock(const Clock&) = delete;
   Clock& operator=(const Clock&) = delete;
 
-  // The time since an arbitrary fixed origin.
+  // The time since an arbitrary fixed origin. It must never go backwards.
+  // A clock that does anyway (a simulator rewinding) breaks no promise of
+  // the wheel's: the wheel takes the latest reading it has seen as "now",
+  // so a timer made after a step back is due `d` after that latest reading
+  // (later than the clock's own reading + `d`, never earlier), and buckets
+  // are released when the clock's readings reach them again. Nothing runs
+  // early by the clock's later readings; some runs come late.
   virtual absl::Duration Now() const = 0;
 
   // How long, in real time, a thread waiting until `Now() >= deadline` may
