@@ -12,20 +12,19 @@
 namespace timingwheel::internal {
 namespace {
 
-constexpr int kMaxWheelSize = 1 << 16;
-constexpr int kMaxWorkers = 1024;
-
 absl::Status ValidateOptions(const Options& options) {
-  if (options.tick < absl::Microseconds(1) ||
-      options.tick == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Options::tick is ", absl::FormatDuration(options.tick),
-                     "; it must be finite and at least 1us"));
+  if (options.tick < kMinTick || options.tick > kMaxTick) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Options::tick is ", absl::FormatDuration(options.tick),
+        "; it must be from ", absl::FormatDuration(kMinTick), " to ",
+        absl::FormatDuration(kMaxTick)));
   }
-  if (options.wheel_size < 2 || options.wheel_size > kMaxWheelSize) {
+  if (options.wheel_size < kMinWheelSize ||
+      options.wheel_size > kMaxWheelSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("Options::wheel_size is ", options.wheel_size,
-                     "; it must be from 2 to ", kMaxWheelSize));
+                     "; it must be from ", kMinWheelSize, " to ",
+                     kMaxWheelSize));
   }
   if (options.workers < 0 || options.workers > kMaxWorkers) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -1618,6 +1618,9 @@ TEST(TimingWheelOptionsTest, EachBadOptionIsInvalidArgumentNamingIt) {
       {[](Options& o) { o.tick = absl::ZeroDuration(); }, "tick", "0"},
       {[](Options& o) { o.tick = -kTick; }, "tick", "-1ms"},
       {[](Options& o) { o.tick = absl::InfiniteDuration(); }, "tick", "inf"},
+      {[](Options& o) { o.tick = absl::Hours(1) + absl::Nanoseconds(1); },
+       "tick", "1h0.000000001s"},
+      {[](Options& o) { o.tick = absl::Hours(3000000); }, "tick", "3000000h"},
       {[](Options& o) { o.wheel_size = 1; }, "wheel_size", "1"},
       {[](Options& o) { o.wheel_size = 0; }, "wheel_size", "0"},
       {[](Options& o) { o.wheel_size = 65537; }, "wheel_size", "65537"},
@@ -1640,7 +1643,7 @@ TEST(TimingWheelOptionsTest, ExtremeGoodOptionsAreAccepted) {
   for (int wheel_size : {2, 65536}) {
     Options options = DefaultOptions();
     options.wheel_size = wheel_size;
-    options.tick = absl::Microseconds(1);
+    options.tick = wheel_size == 2 ? kMinTick : kMaxTick;
     options.workers = 1;
     options.clock = std::make_shared<ManualClock>();
     EXPECT_TRUE(TimingWheel::Create(std::move(options)).ok()) << wheel_size;

@@ -25,18 +25,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "timingwheel/options.h"
 
 namespace timingwheel::tools {
 namespace {
 
 constexpr size_t kHelpWidth = 80;
-
-// The ranges timingwheel::Options documents (options.h) for what the tools
-// pass on as it is.
-constexpr absl::Duration kMinTick = absl::Microseconds(1);
-constexpr int kMinWheelSize = 2;
-constexpr int kMaxWheelSize = 1 << 16;
-constexpr int kMaxWorkers = 1024;
 
 // Abseil's help flags, which are not registered flags: recognised by name.
 bool IsHelpFlag(absl::string_view name) {
@@ -217,7 +211,7 @@ absl::Status CheckFlagRange(absl::string_view name, absl::Duration value,
 
 absl::Status CheckWheelFlags(absl::Duration tick, int wheel_size, int workers) {
   for (const absl::Status& status :
-       {CheckFlagRange("tick", tick, kMinTick, kMaxFlagDuration),
+       {CheckFlagRange("tick", tick, kMinTick, kMaxTick),
         CheckFlagRange("wheel_size", wheel_size, kMinWheelSize, kMaxWheelSize),
         CheckFlagRange("workers", workers, 0, kMaxWorkers,
                        "0 = hardware concurrency")}) {

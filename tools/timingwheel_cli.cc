@@ -73,8 +73,7 @@ ABSL_FLAG(int, threads, 1,
           "Threads calling AfterFunc at the same time; the timers are split "
           "evenly between them. 1 to 1024.");
 ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(1),
-          "Wheel resolution, Options::tick (e.g. 1ms, 100us): 1us to 876000h "
-          "(100 years).");
+          "Wheel resolution, Options::tick (e.g. 1ms, 100us): 1us to 1h.");
 ABSL_FLAG(int, wheel_size, 20,
           "Buckets per wheel level, Options::wheel_size: 2 to 65536.");
 ABSL_FLAG(int, workers, 0,

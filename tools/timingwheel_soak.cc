@@ -93,7 +93,7 @@ ABSL_FLAG(int, workers, 0,
           "Options::workers, threads running callbacks: 0 to 1024; 0 = "
           "hardware concurrency.");
 ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(1),
-          "Options::tick: 1us to 876000h (100 years).");
+          "Options::tick: 1us to 1h.");
 ABSL_FLAG(int, wheel_size, 20, "Options::wheel_size: 2 to 65536.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed; thread i uses seed + i.");
 ABSL_FLAG(absl::Duration, quiesce_timeout, absl::Seconds(30),

@@ -50,12 +50,21 @@ enum class ThreadRole {
   kWorker,    // `<prefix>-worker-N`: runs callbacks
 };
 
+// The ranges Create accepts; outside them it answers InvalidArgument.
+inline constexpr absl::Duration kMinTick = absl::Microseconds(1);
+inline constexpr absl::Duration kMaxTick = absl::Hours(1);
+inline constexpr int kMinWheelSize = 2;
+inline constexpr int kMaxWheelSize = 1 << 16;
+inline constexpr int kMaxWorkers = 1024;
+
 struct Options {
-  // Width of a level-0 bucket: the wheel's resolution. At least 1us.
+  // Width of a level-0 bucket: the wheel's resolution. From kMinTick (1us)
+  // to kMaxTick (1h).
   absl::Duration tick = absl::Milliseconds(1);
-  // Buckets per level, from 2 to 65536.
+  // Buckets per level, from kMinWheelSize (2) to kMaxWheelSize (65536).
   int wheel_size = 20;
-  // Threads that run callbacks, up to 1024; 0 = hardware_concurrency().
+  // Threads that run callbacks, up to kMaxWorkers (1024); 0 =
+  // hardware_concurrency().
   int workers = 0;
   // The time source; nullptr = SteadyClock().
   std::shared_ptr<Clock> clock;
