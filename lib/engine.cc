@@ -373,6 +373,8 @@ Stats Engine::GetStats() const {
 }
 
 void Engine::WaitIdle() const {
+  // From a callback (or any code the wheel runs) it would wait for itself.
+  if (ScopedWheelCode::Active()) return;
   const DelayQueue& queue = wheel_.queue();
   while (!closed_.load(std::memory_order_acquire)) {
     if (queue.IsIdle() && runner_.Outstanding() == 0 && queue.IsIdle()) return;

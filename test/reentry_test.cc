@@ -4,8 +4,9 @@
 // reentry_test.cc: Shutdown called from every place where the wheel runs user
 // code, while a Shutdown is already under way, returns instead of waiting for
 // itself or for a thread that is joining it (lib/reentry.h; DESIGN.md, trap
-// 13). A call that hangs ends the test binary with a message (a hung thread
-// cannot be joined), so a regression fails instead of hanging CI.
+// 13); so does WaitIdle from a callback. A call that hangs ends the test binary
+// with a message (a hung thread cannot be joined), so a regression fails
+// instead of hanging CI.
 
 #include <atomic>
 #include <cstdint>
@@ -131,6 +132,25 @@ TEST(ReentryTest, ShutdownFromTheDestructorOfACallbackItCancelsReturns) {
   MustReturn("Shutdown", [&] { cancelled = wheel->Shutdown(); });
   EXPECT_EQ(cancelled, 1);
   EXPECT_EQ(nested, 0);
+}
+
+TEST(ReentryTest, WaitIdleFromACallbackReturns) {
+  // It would wait for the callback that calls it.
+  auto clock = std::make_shared<ManualClock>();
+  std::unique_ptr<TimingWheel> wheel = OneWorkerWheel(clock);
+  ASSERT_NE(wheel, nullptr);
+  Event returned;
+  TimingWheel* raw = wheel.get();
+  ASSERT_TRUE(wheel
+                  ->AfterFunc(absl::Milliseconds(1),
+                              [raw, &returned] {
+                                raw->WaitIdle();
+                                returned.Notify();
+                              })
+                  .ok());
+  clock->Advance(absl::Milliseconds(1));
+  MustReturn("WaitIdle from a callback", [&] { ASSERT_TRUE(returned.Wait()); });
+  wheel->WaitIdle();
 }
 
 // Where the user code that calls Shutdown runs.
