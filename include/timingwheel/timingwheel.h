@@ -54,6 +54,48 @@
 // The Stop contract: each timer has one atomic state; the thread whose
 // compare-and-swap moves it out of "pending" decides whether it stops or runs.
 // Stop never waits for a running callback.
+//
+// Threads and shutdown
+// --------------------
+// Your code that a wheel runs, and the threads it runs on:
+//   * a callback: a worker; with Options::executor, wherever the executor
+//     runs the task (your threads, the advancer, or the thread whose
+//     AfterFunc, Reset or callback made a timer due at once, if it runs the
+//     task inline);
+//   * the destructor of a callback (and of what it captured): where the
+//     timer's last reference goes: the thread that drops the last Timer
+//     handle, the worker after the last run, the advancer for a stopped
+//     timer, or the thread of the Shutdown that cancelled it;
+//   * Options::executor: the advancer, or a thread whose AfterFunc, Reset or
+//     callback made a timer due at once; a task it destroys unrun: wherever
+//     it destroys it;
+//   * Options::on_failure: the thread that saw the failure (a worker or the
+//     executor's thread after a throw, the executor's caller, the thread
+//     that destroyed a task unrun);
+//   * a Scheduler: the caller of Every or ScheduleFunc for the first delay,
+//     then the thread that ran each callback;
+//   * Options::on_thread_start: each new thread of the wheel, first;
+//   * a Clock's Now and RealTimeUntil: any thread, with the wheel's locks
+//     held.
+// What each may call on a wheel (this one or another):
+//   * everything except WaitIdle, from all of them but the last two:
+//     AfterFunc, Every, At, ScheduleFunc, the Timer and ScopedTimer
+//     operations, Pending, GetStats; none waits for the wheel's threads.
+//   * Shutdown, and destroying the TimingWheel, from all of them but the
+//     last two. The first Shutdown cancels and counts the pending timers,
+//     joins the wheel's threads except the caller's own (which exits once
+//     your code returns) and waits for the running callbacks except the
+//     caller's own. A later Shutdown, while the first is under way, returns
+//     0 at once from any code a wheel runs (waiting could wait for itself, or
+//     for a thread that is joining it); from a thread of your own it waits
+//     until the first has finished. Once the first has finished every
+//     Shutdown returns 0 at once.
+//   * WaitIdle returns at once from code a wheel runs (it would wait for
+//     itself); from your own threads it waits.
+//   * on_thread_start and a Clock must not call into the wheel: the first
+//     runs while Create is starting the wheel, the second with its locks held.
+// Stop and Reset never wait for a running callback: Stop's true means that
+// no new run starts, not that a run in progress has returned.
 // fork(): a wheel created before fork() is not usable in the child (its
 // threads are not there); the child may create and use new wheels, also when
 // other threads were using wheels at the fork (the library's process-wide
@@ -180,8 +222,9 @@ class TimingWheel {
   // `clock->Advance(d); wheel->WaitIdle();` and then everything due by the
   // new time has run, exactly, with no sleeping. On a real clock it returns
   // at a moment when nothing is due; timers that come due later run later.
-  // Must not be called from a callback of this wheel (it would wait for
-  // itself). Thread-safe.
+  // From code a wheel runs (a callback, a hook, an executor, a scheduler, a
+  // destructor the wheel calls; see "Threads and shutdown") it returns at
+  // once instead of waiting for itself. Thread-safe.
   void WaitIdle() const;
 
   // Stops accepting timers, cancels every pending one (its callback never
