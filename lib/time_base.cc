@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "placement.h"
+#include "core/placement.h"
 
 namespace timingwheel::internal {
 namespace {

@@ -30,7 +30,7 @@
 #include "bucket.h"
 #include "delay_queue.h"
 #include "mutex.h"
-#include "placement.h"
+#include "core/placement.h"
 #include "timer_state.h"
 
 namespace timingwheel::internal {

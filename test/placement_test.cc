@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // placement_test.cc: tests of the pure placement and release functions of
-// lib/placement.h, without an engine, a lock or a node:
+// lib/core/placement.h, without an engine, a lock or a node:
 //   * FloorDiv / CeilDiv on negatives, zero and exact multiples;
 //   * the geometry of every level (tick width, span, release offset) up to
 //     the top level, whose span would overflow int64 and spans everything;
@@ -22,7 +22,7 @@
 //   * the worked example and the level table of placement.h's top comment,
 //     the table compared with the comment itself.
 
-#include "placement.h"
+#include "core/placement.h"
 
 #include <cstdint>
 #include <fstream>
@@ -746,7 +746,7 @@ TEST(PlacementTest, LevelTableForTheDefaults) {
   for (int64_t now : {latest / 3, latest / 2, latest - 1}) {
     EXPECT_LE(LevelFor(kWheelSize, now, latest), 9) << now;
   }
-  const std::string path = TIMINGWHEEL_SOURCE_DIR "/lib/placement.h";
+  const std::string path = TIMINGWHEEL_SOURCE_DIR "/lib/core/placement.h";
   std::ifstream file(path);
   ASSERT_TRUE(file.is_open()) << path;
   std::stringstream contents;

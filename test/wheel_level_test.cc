@@ -50,7 +50,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mutex.h"
-#include "placement.h"
+#include "core/placement.h"
 #include "test_util.h"
 #include "timer_state.h"
 #include "timingwheel/clock.h"

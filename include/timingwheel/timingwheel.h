@@ -28,7 +28,7 @@
 // level, whose tick is the lower level's span; overflow levels are created the
 // first time they are needed. With the defaults (tick 1 ms, wheel_size 20),
 // ten levels cover 325 years (the table of levels is at the top of
-// lib/placement.h in the source tree).
+// lib/core/placement.h in the source tree).
 //
 // Every level's non-empty buckets sit in ONE delay queue, ordered by bucket
 // expiration. Deadlines are rounded UP to a whole tick, so a callback never

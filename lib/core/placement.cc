@@ -1,7 +1,7 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-#include "placement.h"
+#include "core/placement.h"
 
 namespace timingwheel::internal {
 

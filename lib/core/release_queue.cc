@@ -1,0 +1,63 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "core/release_queue.h"
+
+#include <algorithm>
+
+namespace timingwheel::internal {
+namespace {
+
+// std::*_heap build a max-heap; this order puts the earliest on top, and
+// of two released at the same tick the lower level's.
+struct Later {
+  template <class Entry>
+  bool operator()(const Entry& a, const Entry& b) const {
+    if (a.release_tick != b.release_tick) {
+      return a.release_tick > b.release_tick;
+    }
+    return a.level > b.level;
+  }
+};
+
+}  // namespace
+
+void ReleaseQueue::Offer(CoreBucket* bucket, int level, int64_t release_tick) {
+  if (bucket->queued_release == release_tick) return;
+  bucket->queued_release = release_tick;
+  heap_.push_back({release_tick, level, bucket});
+  std::push_heap(heap_.begin(), heap_.end(), Later());
+}
+
+void ReleaseQueue::PopTop() {
+  std::pop_heap(heap_.begin(), heap_.end(), Later());
+  heap_.pop_back();
+}
+
+bool ReleaseQueue::DropStale() {
+  while (!heap_.empty() && !Live(heap_.front())) {
+    const Entry stale = heap_.front();
+    // An emptied bucket's own entry: the bucket is no longer queued.
+    if (stale.bucket->queued_release == stale.release_tick) {
+      stale.bucket->queued_release = CoreBucket::kNotQueued;
+    }
+    PopTop();
+  }
+  return !heap_.empty();
+}
+
+std::optional<int64_t> ReleaseQueue::NextRelease() {
+  if (!DropStale()) return std::nullopt;
+  return heap_.front().release_tick;
+}
+
+CoreBucket* ReleaseQueue::PopDue(int64_t now_tick, int64_t* release_tick) {
+  if (!DropStale() || heap_.front().release_tick > now_tick) return nullptr;
+  const Entry head = heap_.front();
+  PopTop();
+  head.bucket->queued_release = CoreBucket::kNotQueued;
+  *release_tick = head.release_tick;
+  return head.bucket;
+}
+
+}  // namespace timingwheel::internal

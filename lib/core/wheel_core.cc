@@ -1,0 +1,94 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "core/wheel_core.h"
+
+#include <algorithm>
+
+namespace timingwheel::internal {
+
+WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick)
+    : geometry(geometry),
+      current_tick(geometry.CurrentAt(now_tick)),
+      buckets(std::make_unique<CoreBucket[]>(
+          static_cast<size_t>(geometry.wheel_size))) {}
+
+WheelCore::WheelCore(int wheel_size) : wheel_size_(wheel_size) {
+  levels_.emplace_back(GeometryFor(1, wheel_size_), now_tick_);
+}
+
+bool WheelCore::Add(CoreNode* node, int64_t expiration_tick) {
+  if (expiration_tick <= now_tick_) return false;
+  node->expiration_tick = expiration_tick;
+  Place(node);  // not due: linked
+  ++size_;
+  return true;
+}
+
+void WheelCore::Remove(CoreNode* node) {
+  Unlink(node);
+  --size_;
+}
+
+bool WheelCore::Place(CoreNode* node) {
+  for (size_t k = 0;; ++k) {
+    if (k == levels_.size()) {
+      // The top level is past its span only if it does not span
+      // everything, so there is a level above it.
+      levels_.emplace_back(OverflowOf(levels_.back().geometry), now_tick_);
+    }
+    Level& level = levels_[k];
+    const LevelPlacement place =
+        PlaceInLevel(level.geometry, level.current_tick, node->expiration_tick);
+    if (place.fit == Fit::kDue) return false;
+    // kLower cannot happen: a lower level found it past its span and the
+    // one bucket after it, which is at least this level's tick width ahead.
+    if (place.fit == Fit::kHigher) continue;
+    CoreBucket& bucket = level.buckets[static_cast<size_t>(place.slot)];
+    if (!bucket.timers.empty() && bucket.id != place.bucket_id) {
+      // kPastSpan into the slot of the range that `current_tick` is in,
+      // whose bucket still holds timers. It cannot: that bucket's release
+      // tick is at or before the wheel's tick, so Advance flushed it (of
+      // buckets released at one tick the lower level's first), and no Add
+      // links into a range that has begun. Were it to, sharing the bucket
+      // would release this timer with the earlier range: go higher instead.
+      continue;
+    }
+    bucket.id = place.bucket_id;
+    bucket.timers.Push(node);
+    queue_.Offer(&bucket, static_cast<int>(k), place.release_tick);
+    return true;
+  }
+}
+
+void WheelCore::MoveTo(int64_t tick) {
+  if (tick <= now_tick_) return;
+  now_tick_ = tick;
+  for (Level& level : levels_) {
+    level.current_tick = level.geometry.CurrentAt(now_tick_);
+  }
+}
+
+int64_t WheelCore::Advance(int64_t now_tick, NodeList* due) {
+  int64_t appended = 0;
+  int64_t release_tick = 0;
+  while (CoreBucket* bucket =
+             queue_.PopDue(std::max(now_tick, now_tick_), &release_tick)) {
+    // Kafka's advanceClock then flush: the levels move to the release, and
+    // each timer of the bucket is placed again (a lower level) or is due.
+    MoveTo(release_tick);
+    NodeChain chain = bucket->timers.TakeAll();
+    while (!chain.empty()) {
+      CoreNode* node = chain.Pop();
+      if (!Place(node)) {
+        due->Push(node);
+        --size_;
+        ++appended;
+      }
+    }
+  }
+  MoveTo(now_tick);
+  return appended;
+}
+
+}  // namespace timingwheel::internal

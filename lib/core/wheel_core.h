@@ -1,0 +1,108 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// wheel_core.h: the hierarchical timing wheel as a single-threaded data
+// structure: levels created lazily, their buckets, the one release queue of
+// buckets shared by every level, and Kafka's advance-and-flush (addOrRun).
+//
+// Ground rules (DESIGN.md, section 5: "one owner"):
+//   * ONE owner calls every member, from one thread at a time: the caller
+//     of an event-loop wheel, or a wheel's own thread. No atomics, no locks,
+//     no clock: time comes in as ticks of level 0 counted from an origin
+//     (the owner turns durations into ticks, rounding deadlines up, so that
+//     "due" below means never early).
+//   * The core links and unlinks only the CoreNode part of a timer. What a
+//     timer is beyond that (its callback, its state, its handles) belongs to
+//     the owner, which hands nodes in (Add), takes them out (Remove) and
+//     gets the due ones back (Advance).
+//   * No user code runs inside the core, so no member is ever re-entered.
+//
+// Placement follows core/placement.h (its top comment has the level table
+// for the defaults and the worked example, which wheel_core_test.cc drives
+// through this class): a timer goes to the lowest level whose span, or the
+// one bucket past it, covers its expiration; a bucket of level k >= 1 is
+// released one level-(k-1) tick early, so its timers cascade down before
+// any of them is due. A timer is due when its expiration tick is at or
+// before the wheel's tick: only then does it leave the wheel.
+//
+// Costs: Add is O(levels) to find the level, O(log buckets) when it queues a
+// bucket; Remove is O(1); Advance is O(buckets released * log) plus O(1) per
+// timer moved. NextRelease tells the owner when to call Advance next: never
+// for a tick in which no bucket is due.
+//
+// Thread-safety: thread-compatible; the owner's alone.
+
+#ifndef TIMINGWHEEL_LIB_CORE_WHEEL_CORE_H_
+#define TIMINGWHEEL_LIB_CORE_WHEEL_CORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/bucket_list.h"
+#include "core/placement.h"
+#include "core/release_queue.h"
+
+namespace timingwheel::internal {
+
+class WheelCore {
+ public:
+  // A wheel of `wheel_size` buckets per level (2 or more) at tick 0.
+  explicit WheelCore(int wheel_size);
+  WheelCore(const WheelCore&) = delete;
+  WheelCore& operator=(const WheelCore&) = delete;
+
+  // The tick the wheel has advanced to: a timer expiring at or before it
+  // is due.
+  int64_t now_tick() const { return now_tick_; }
+  // Timers linked in the wheel.
+  int64_t size() const { return size_; }
+  // Levels created so far (1 until a timer needs an overflow level).
+  int levels() const { return static_cast<int>(levels_.size()); }
+
+  // Links `node` to expire at `expiration_tick`. Returns false, linking
+  // nothing, when it is due already (expiration_tick <= now_tick()): the
+  // owner runs it. Precondition: `node` is not linked.
+  bool Add(CoreNode* node, int64_t expiration_tick);
+
+  // Takes a linked timer out. O(1). Precondition: `node` is linked in this
+  // wheel (not in a list of due timers Advance handed out).
+  void Remove(CoreNode* node);
+
+  // The tick at which Advance next has work (a bucket's release), or
+  // nullopt when no timer is linked.
+  std::optional<int64_t> NextRelease() { return queue_.NextRelease(); }
+
+  // Moves the wheel to `now_tick` (never back): releases every bucket due
+  // by then, in release order, cascading its timers down a level or more
+  // and appending the due ones to `due`, in expiration order. Returns how
+  // many it appended.
+  int64_t Advance(int64_t now_tick, NodeList* due);
+
+ private:
+  friend class WheelCoreTestPeer;
+
+  struct Level {
+    explicit Level(const LevelGeometry& geometry, int64_t now_tick);
+    LevelGeometry geometry;
+    int64_t current_tick;  // geometry.CurrentAt(the wheel's tick)
+    std::unique_ptr<CoreBucket[]> buckets;
+  };
+
+  // Links `node` by its expiration tick in the lowest level that takes it,
+  // creating levels as needed; false when it is due.
+  bool Place(CoreNode* node);
+  // Moves every level forward to `tick` (never back).
+  void MoveTo(int64_t tick);
+
+  const int wheel_size_;
+  int64_t now_tick_ = 0;
+  int64_t size_ = 0;
+  std::vector<Level> levels_;
+  ReleaseQueue queue_;
+};
+
+}  // namespace timingwheel::internal
+
+#endif  // TIMINGWHEEL_LIB_CORE_WHEEL_CORE_H_

@@ -1,0 +1,359 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// wheel_core_test.cc: the single-owner core (lib/core/wheel_core.h) alone, no
+// threads, no clock, no engine:
+//   * DESIGN.md's worked example, bucket by bucket: where each timer sits,
+//     when each bucket is released, when each timer comes out;
+//   * Add of a due timer links nothing; Remove is O(1) and leaves no wake-up
+//     behind; levels are created only when a timer needs one;
+//   * of buckets released at the same tick the lower level's goes first, so
+//     a level-1 bucket's last timers find their level-0 slot free;
+//   * a model test: randomized Add / Remove / Advance sequences (short and
+//     long delays, due ones, jumps of the clock, advances to the reported
+//     next release) against a sorted multimap: every timer comes out exactly
+//     once, never before its tick, never after the Advance that reached it,
+//     in expiration order; NextRelease is never later than the earliest
+//     timer and is empty exactly when no timer is linked.
+
+#include "core/wheel_core.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "absl/random/distributions.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace timingwheel::internal {
+
+class WheelCoreTestPeer {
+ public:
+  // The level whose bucket holds `node`, or -1.
+  static int LevelOf(const WheelCore& core, const CoreNode* node) {
+    for (size_t k = 0; k < core.levels_.size(); ++k) {
+      const WheelCore::Level& level = core.levels_[k];
+      for (int slot = 0; slot < level.geometry.wheel_size; ++slot) {
+        const CoreBucket& bucket = level.buckets[static_cast<size_t>(slot)];
+        if (Holds(bucket, node)) return static_cast<int>(k);
+      }
+    }
+    return -1;
+  }
+  static size_t QueueEntries(const WheelCore& core) {
+    return core.queue_.size();
+  }
+
+ private:
+  static bool Holds(const CoreBucket& bucket, const CoreNode* node) {
+    const CoreNode* head = &bucket.timers.head_;
+    for (const CoreNode* at = head->next; at != head; at = at->next) {
+      if (at == node) return true;
+    }
+    return false;
+  }
+};
+
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// A test's timer: the core's node and a name.
+struct TestTimer : CoreNode {
+  int id = 0;
+};
+
+// The ids of the due timers, taken out of `due`.
+std::vector<int> Drain(NodeList* due) {
+  std::vector<int> ids;
+  while (CoreNode* node = due->PopFront()) {
+    ids.push_back(static_cast<TestTimer*>(node)->id);
+  }
+  return ids;
+}
+
+TEST(WheelCoreTest, DesignWorkedExample) {
+  // DESIGN.md section 1 and core/placement.h: tick 1, wheel_size 4.
+  WheelCore core(4);
+  TestTimer t3, t9, t40;
+  t3.id = 3;
+  t9.id = 9;
+  t40.id = 40;
+  ASSERT_TRUE(core.Add(&t3, 3));
+  ASSERT_TRUE(core.Add(&t9, 9));
+  ASSERT_TRUE(core.Add(&t40, 40));
+  EXPECT_EQ(WheelCoreTestPeer::LevelOf(core, &t3), 0);
+  EXPECT_EQ(WheelCoreTestPeer::LevelOf(core, &t9), 1);   // bucket @8
+  EXPECT_EQ(WheelCoreTestPeer::LevelOf(core, &t40), 2);  // bucket @32
+  EXPECT_EQ(core.levels(), 3);
+  EXPECT_EQ(core.size(), 3);
+
+  NodeList due;
+  // The releases, in order: @3 at 3, @8 at 7 (early by 1), then @9 at 9,
+  // @32 at 28 (early by 4), @40 of level 1 at 39, @40 of level 0 at 40.
+  std::vector<std::pair<int64_t, std::vector<int>>> seen;
+  while (std::optional<int64_t> next = core.NextRelease()) {
+    core.Advance(*next, &due);
+    seen.emplace_back(*next, Drain(&due));
+  }
+  using Step = std::pair<int64_t, std::vector<int>>;
+  EXPECT_THAT(seen, ElementsAre(Step{3, {3}}, Step{7, {}}, Step{9, {9}},
+                                Step{28, {}}, Step{39, {}}, Step{40, {40}}));
+  EXPECT_EQ(core.size(), 0);
+}
+
+TEST(WheelCoreTest, DueTimerIsNotLinked) {
+  WheelCore core(20);
+  NodeList due;
+  core.Advance(100, &due);
+  TestTimer t;
+  EXPECT_FALSE(core.Add(&t, 100));
+  EXPECT_FALSE(core.Add(&t, -5));
+  EXPECT_FALSE(t.linked());
+  EXPECT_EQ(core.size(), 0);
+  EXPECT_EQ(core.NextRelease(), std::nullopt);
+  EXPECT_TRUE(core.Add(&t, 101));
+  EXPECT_EQ(core.NextRelease(), 101);
+}
+
+TEST(WheelCoreTest, RemoveLeavesNoWakeUpBehind) {
+  WheelCore core(20);
+  TestTimer early, late;
+  ASSERT_TRUE(core.Add(&early, 5));
+  ASSERT_TRUE(core.Add(&late, 50'000));
+  EXPECT_EQ(core.NextRelease(), 5);
+  core.Remove(&early);
+  EXPECT_FALSE(early.linked());
+  // The far timer's bucket is released early, but never at 5.
+  const std::optional<int64_t> next = core.NextRelease();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_GT(*next, 5);
+  core.Remove(&late);
+  EXPECT_EQ(core.NextRelease(), std::nullopt);
+  EXPECT_EQ(core.size(), 0);
+  NodeList due;
+  EXPECT_EQ(core.Advance(100'000, &due), 0);
+}
+
+TEST(WheelCoreTest, LevelsAreCreatedOnlyWhenNeeded) {
+  WheelCore core(20);
+  TestTimer near, far;
+  ASSERT_TRUE(core.Add(&near, 19));
+  EXPECT_EQ(core.levels(), 1);
+  ASSERT_TRUE(core.Add(&far, 8000));  // level 2 spans 8 s of 1 ms ticks
+  EXPECT_EQ(core.levels(), 3);
+  TestTimer farthest;
+  ASSERT_TRUE(core.Add(&farthest, std::numeric_limits<int64_t>::max()));
+  EXPECT_EQ(WheelCoreTestPeer::LevelOf(core, &farthest), core.levels() - 1);
+}
+
+TEST(WheelCoreTest, ALevelZeroBucketDueWhenALevelOneBucketIsReleasedGoesFirst) {
+  // wheel_size 4: the level-1 bucket @8 is released at 7, the tick of the
+  // level-0 bucket @7. Its timer at 11 (7 + 4) goes to the bucket past
+  // level 0's span, in the slot of @7: free only once @7 was flushed.
+  WheelCore core(4);
+  NodeList due;
+  core.Advance(4, &due);
+  TestTimer at7, at11;
+  at7.id = 7;
+  at11.id = 11;
+  ASSERT_TRUE(core.Add(&at11, 11));  // level 1, bucket @8
+  ASSERT_TRUE(core.Add(&at7, 7));    // level 0, bucket @7
+  EXPECT_EQ(WheelCoreTestPeer::LevelOf(core, &at11), 1);
+  core.Advance(7, &due);
+  EXPECT_THAT(Drain(&due), ElementsAre(7));
+  EXPECT_EQ(WheelCoreTestPeer::LevelOf(core, &at11), 0);
+  core.Advance(10, &due);
+  EXPECT_THAT(Drain(&due), IsEmpty());
+  core.Advance(11, &due);
+  EXPECT_THAT(Drain(&due), ElementsAre(11));
+}
+
+TEST(WheelCoreTest, AJumpReleasesEverythingDueInExpirationOrder) {
+  WheelCore core(8);
+  std::vector<std::unique_ptr<TestTimer>> timers;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    timers.push_back(std::make_unique<TestTimer>());
+    timers.back()->id = i;
+    ASSERT_TRUE(
+        core.Add(timers.back().get(), absl::Uniform<int64_t>(rng, 1, 100'000)));
+  }
+  NodeList due;
+  EXPECT_EQ(core.Advance(1'000'000, &due), 2000);
+  int64_t last = 0;
+  int count = 0;
+  while (CoreNode* node = due.PopFront()) {
+    EXPECT_LE(last, node->expiration_tick);
+    last = node->expiration_tick;
+    ++count;
+  }
+  EXPECT_EQ(count, 2000);
+  EXPECT_EQ(core.NextRelease(), std::nullopt);
+}
+
+// The model test: the core against a sorted multimap of (tick, id).
+class Model {
+ public:
+  Model(int wheel_size, uint64_t seed) : core_(wheel_size), rng_(seed) {}
+
+  void Run(int steps) {
+    for (int step = 0; step < steps; ++step) {
+      const int op = absl::Uniform(rng_, 0, 10);
+      if (op < 5) {
+        AddOne();
+      } else if (op < 7) {
+        RemoveOne();
+      } else {
+        AdvanceOnce();
+      }
+      if (HasFatalFailure()) return;
+    }
+    // Drain: advance by the reported releases until nothing is left.
+    while (std::optional<int64_t> next = core_.NextRelease()) {
+      AdvanceTo(*next);
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_TRUE(expected_.empty()) << expected_.size() << " never came out";
+    EXPECT_EQ(core_.size(), 0);
+  }
+
+ private:
+  static bool HasFatalFailure() { return testing::Test::HasFatalFailure(); }
+
+  int64_t Delay() {
+    switch (absl::Uniform(rng_, 0, 6)) {
+      case 0:
+        return absl::Uniform<int64_t>(rng_, -3, 2);  // due, or the next tick
+      case 1:
+        return absl::Uniform<int64_t>(rng_, 1, 30);
+      case 2:
+        return absl::Uniform<int64_t>(rng_, 1, 1000);
+      case 3:
+        return absl::Uniform<int64_t>(rng_, 1, 100'000);
+      case 4:
+        return absl::Uniform<int64_t>(rng_, 1, 10'000'000);
+      default:
+        return int64_t{1} << absl::Uniform(rng_, 0, 40);
+    }
+  }
+
+  void AddOne() {
+    auto timer = std::make_unique<TestTimer>();
+    timer->id = next_id_++;
+    const int64_t expiration = core_.now_tick() + Delay();
+    if (!core_.Add(timer.get(), expiration)) {
+      ASSERT_LE(expiration, core_.now_tick()) << "refused a timer not due";
+      ASSERT_FALSE(timer->linked());
+      return;
+    }
+    ASSERT_GT(expiration, core_.now_tick());
+    expected_.emplace(expiration, timer->id);
+    linked_.push_back(timer.get());
+    timers_.push_back(std::move(timer));
+  }
+
+  void RemoveOne() {
+    if (linked_.empty()) return;
+    const size_t i = absl::Uniform<size_t>(rng_, 0, linked_.size());
+    TestTimer* timer = linked_[i];
+    linked_[i] = linked_.back();
+    linked_.pop_back();
+    core_.Remove(timer);
+    Erase(timer->expiration_tick, timer->id);
+  }
+
+  void AdvanceOnce() {
+    std::optional<int64_t> next = core_.NextRelease();
+    int64_t to = core_.now_tick();
+    switch (absl::Uniform(rng_, 0, 4)) {
+      case 0:
+        to += absl::Uniform<int64_t>(rng_, 0, 3);
+        break;
+      case 1:
+        to += absl::Uniform<int64_t>(rng_, 0, 500);
+        break;
+      case 2:
+        to += absl::Uniform<int64_t>(rng_, 0, 200'000);
+        break;
+      default:
+        if (next.has_value()) to = std::max(to, *next);  // a poller's wake-up
+        break;
+    }
+    if (!expected_.empty()) {
+      // Never later than the earliest timer: no timer runs late for want of
+      // a wake-up.
+      ASSERT_TRUE(next.has_value());
+      ASSERT_LE(*next, expected_.begin()->first);
+    } else {
+      ASSERT_EQ(next, std::nullopt) << "a wake-up with no timer";
+    }
+    AdvanceTo(to);
+  }
+
+  void AdvanceTo(int64_t to) {
+    NodeList due;
+    const int64_t appended = core_.Advance(to, &due);
+    int64_t count = 0;
+    int64_t last = std::numeric_limits<int64_t>::min();
+    while (CoreNode* node = due.PopFront()) {
+      auto* timer = static_cast<TestTimer*>(node);
+      ++count;
+      ASSERT_LE(timer->expiration_tick, to) << "early: timer " << timer->id;
+      ASSERT_GE(timer->expiration_tick, last) << "out of order";
+      last = timer->expiration_tick;
+      Erase(timer->expiration_tick, timer->id);
+      linked_.erase(std::find(linked_.begin(), linked_.end(), timer));
+    }
+    ASSERT_EQ(count, appended);
+    // Nothing due by `to` is left behind.
+    if (!expected_.empty()) {
+      ASSERT_GT(expected_.begin()->first, to)
+          << "timer " << expected_.begin()->second << " late";
+    }
+    ASSERT_EQ(core_.size(), static_cast<int64_t>(expected_.size()));
+  }
+
+  void Erase(int64_t tick, int id) {
+    auto [begin, end] = expected_.equal_range(tick);
+    for (auto it = begin; it != end; ++it) {
+      if (it->second == id) {
+        expected_.erase(it);
+        return;
+      }
+    }
+    ADD_FAILURE() << "timer " << id << " at " << tick
+                  << " came out twice, or at another tick";
+  }
+
+  WheelCore core_;
+  std::mt19937_64 rng_;
+  int next_id_ = 0;
+  std::multimap<int64_t, int> expected_;
+  std::vector<TestTimer*> linked_;
+  std::vector<std::unique_ptr<TestTimer>> timers_;
+};
+
+class WheelCoreModelTest : public testing::TestWithParam<int> {};
+
+TEST_P(WheelCoreModelTest, MatchesASortedMap) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    Model model(GetParam(), seed);
+    model.Run(10'000);
+    if (HasFailure()) return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WheelSizes, WheelCoreModelTest,
+                         testing::Values(2, 3, 4, 20, 64, 65536));
+
+}  // namespace
+}  // namespace timingwheel::internal
