@@ -12,29 +12,39 @@
 namespace timingwheel::internal {
 namespace {
 
-absl::Status ValidateOptions(const Options& options) {
-  if (options.tick < kMinTick || options.tick > kMaxTick) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Options::tick is ", absl::FormatDuration(options.tick),
-        "; it must be from ", absl::FormatDuration(kMinTick), " to ",
-        absl::FormatDuration(kMaxTick)));
-  }
-  if (options.wheel_size < kMinWheelSize ||
-      options.wheel_size > kMaxWheelSize) {
+// The options a TimingWheel and a LoopWheel share; `type` ("Options",
+// "LoopOptions") names them in the message.
+absl::Status ValidateShared(const char* type, absl::Duration tick,
+                            int wheel_size, int64_t max_pending) {
+  if (tick < kMinTick || tick > kMaxTick) {
     return absl::InvalidArgumentError(
-        absl::StrCat("Options::wheel_size is ", options.wheel_size,
-                     "; it must be from ", kMinWheelSize, " to ",
-                     kMaxWheelSize));
+        absl::StrCat(type, "::tick is ", absl::FormatDuration(tick),
+                     "; it must be from ", absl::FormatDuration(kMinTick),
+                     " to ", absl::FormatDuration(kMaxTick)));
+  }
+  if (wheel_size < kMinWheelSize || wheel_size > kMaxWheelSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(type, "::wheel_size is ", wheel_size, "; it must be from ",
+                     kMinWheelSize, " to ", kMaxWheelSize));
+  }
+  if (max_pending < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(type, "::max_pending is ", max_pending,
+                     "; it must be >= 0 (0 = unlimited)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateOptions(const Options& options) {
+  if (absl::Status status = ValidateShared(
+          "Options", options.tick, options.wheel_size, options.max_pending);
+      !status.ok()) {
+    return status;
   }
   if (options.workers < 0 || options.workers > kMaxWorkers) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Options::workers is ", options.workers, "; it must be from 0 to ",
         kMaxWorkers, " (0 = one per hardware thread)"));
-  }
-  if (options.max_pending < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Options::max_pending is ", options.max_pending,
-                     "; it must be >= 0 (0 = unlimited)"));
   }
   return absl::OkStatus();
 }
@@ -73,6 +83,17 @@ absl::Status CheckOptions(Options* options) {
         std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }
   return ValidateThreadNamePrefix(*options);
+}
+
+absl::Status CheckLoopOptions(LoopOptions* options) {
+  if (absl::Status status =
+          ValidateShared("LoopOptions", options->tick, options->wheel_size,
+                         options->max_pending);
+      !status.ok()) {
+    return status;
+  }
+  if (options->clock == nullptr) options->clock = SteadyClock();
+  return absl::OkStatus();
 }
 
 std::string ThreadName(const std::string& prefix, ThreadRole role, int index) {

@@ -17,12 +17,15 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "timingwheel/loop_wheel.h"
 #include "timingwheel/options.h"
 
 namespace timingwheel::internal {
 
 // Checks `*options`, then fills in its defaults (clock, workers).
 absl::Status CheckOptions(Options* options);
+// The same for an event-loop wheel (clock).
+absl::Status CheckLoopOptions(LoopOptions* options);
 
 // The name of a thread of the wheel: `<prefix>-poller`, `<prefix>-advancer`
 // or `<prefix>-worker-<index>`.

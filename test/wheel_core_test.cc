@@ -6,7 +6,8 @@
 //   * DESIGN.md's worked example, bucket by bucket: where each timer sits,
 //     when each bucket is released, when each timer comes out;
 //   * Add of a due timer links nothing; Remove is O(1) and leaves no wake-up
-//     behind; levels are created only when a timer needs one;
+//     behind; TakeAll empties every level; levels are created only when a
+//     timer needs one;
 //   * of buckets released at the same tick the lower level's goes first, so
 //     a level-1 bucket's last timers find their level-0 slot free;
 //   * a model test: randomized Add / Remove / Advance sequences (short and
@@ -140,6 +141,29 @@ TEST(WheelCoreTest, RemoveLeavesNoWakeUpBehind) {
   EXPECT_EQ(core.size(), 0);
   NodeList due;
   EXPECT_EQ(core.Advance(100'000, &due), 0);
+}
+
+TEST(WheelCoreTest, TakeAllEmptiesEveryLevelAndLeavesNoWakeUp) {
+  WheelCore core(4);
+  TestTimer a, b, c;
+  a.id = 1;
+  b.id = 2;
+  c.id = 3;
+  ASSERT_TRUE(core.Add(&a, 2));
+  ASSERT_TRUE(core.Add(&b, 30));
+  ASSERT_TRUE(core.Add(&c, 1000));
+  NodeList out;
+  core.TakeAll(&out);
+  std::vector<int> ids = Drain(&out);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_THAT(ids, ElementsAre(1, 2, 3));
+  EXPECT_EQ(core.size(), 0);
+  EXPECT_EQ(core.NextRelease(), std::nullopt);
+  // Usable again.
+  ASSERT_TRUE(core.Add(&a, 5));
+  NodeList due;
+  core.Advance(5, &due);
+  EXPECT_THAT(Drain(&due), ElementsAre(1));
 }
 
 TEST(WheelCoreTest, LevelsAreCreatedOnlyWhenNeeded) {

@@ -91,4 +91,17 @@ int64_t WheelCore::Advance(int64_t now_tick, NodeList* due) {
   return appended;
 }
 
+void WheelCore::TakeAll(NodeList* out) {
+  for (Level& level : levels_) {
+    for (int slot = 0; slot < level.geometry.wheel_size; ++slot) {
+      CoreBucket& bucket = level.buckets[static_cast<size_t>(slot)];
+      NodeChain chain = bucket.timers.TakeAll();
+      while (!chain.empty()) out->Push(chain.Pop());
+      bucket.queued_release = CoreBucket::kNotQueued;
+    }
+  }
+  queue_ = ReleaseQueue();
+  size_ = 0;
+}
+
 }  // namespace timingwheel::internal

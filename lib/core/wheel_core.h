@@ -80,6 +80,10 @@ class WheelCore {
   // many it appended.
   int64_t Advance(int64_t now_tick, NodeList* due);
 
+  // Takes every linked timer out into `out`, in no particular order (the
+  // owner is shutting down).
+  void TakeAll(NodeList* out);
+
  private:
   friend class WheelCoreTestPeer;
 

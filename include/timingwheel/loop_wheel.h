@@ -1,0 +1,215 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// loop_wheel.h: a timing wheel driven by your own event loop, with no thread
+// of its own.
+//
+// `LoopWheel` is for servers that run everything on their loop threads
+// (epoll, io_uring, Boost.Asio, libuv): its callbacks run inline on the loop
+// thread, inside RunDue, and nothing crosses threads. The loop asks it how
+// long it may sleep (TimeUntilNext: pass it to epoll_wait, a timerfd or an
+// Asio steady_timer) and, once awake, runs what is due (RunDue). It is the
+// same single-owner wheel core as TimingWheel's design (lib/core/: lazily
+// created overflow levels, one release queue of buckets), driven by the
+// caller instead of a poller and an advancer, so no wake-up is ever asked
+// for a tick in which no bucket is due.
+//
+// Example (an epoll loop; the tests build a complete one with a timerfd):
+//
+//   auto wheel = timingwheel::LoopWheel::Create().value();
+//   timingwheel::LoopTimer idle =
+//       wheel->AfterFunc(absl::Seconds(30), [&] { CloseIdle(conn); }).value();
+//   for (;;) {
+//     std::optional<absl::Duration> wait = wheel->TimeUntilNext();
+//     int timeout_ms = !wait ? -1 : static_cast<int>(absl::ToInt64Milliseconds(
+//                                       absl::Ceil(*wait,
+//                                       absl::Milliseconds(1))));
+//     int n = epoll_wait(epfd, events, kMaxEvents, timeout_ms);
+//     for (int i = 0; i < n; ++i) {
+//       HandleReadable(events[i]);  // activity: idle.Reset(absl::Seconds(30))
+//     }
+//     wheel->RunDue();
+//   }
+//
+// The same promises as TimingWheel: a callback never starts before its
+// deadline by the wheel's clock (deadlines are rounded up to a whole tick);
+// a Stop that returns true means the callback never starts; nothing is lost;
+// bad input is an absl::Status, never a crash.
+//
+// Threads: one. Every member of LoopWheel and LoopTimer, and the wheel's
+// destruction, must be called from the loop's thread: the first thread that
+// calls a member after Create. A debug build (NDEBUG not defined) checks it
+// and aborts with a message naming the member and both threads; a release
+// build does not check (it would cost a thread id read per call). Callbacks
+// run on that thread, inside RunDue, and may call any member: schedule,
+// stop and reset timers, their own included. A timer a callback makes due
+// (AfterFunc(0), a Reset of another timer into the past) runs in the same
+// RunDue call, after the callback returns, never recursively; a callback
+// that keeps re-arming itself due keeps that RunDue call running, as a loop
+// would. Destroying the wheel from one of its callbacks is allowed: the
+// pending timers are cancelled and RunDue returns after that callback.
+//
+// Memory: today a timer costs a heap allocation of its node (about 100 bytes
+// with a callback of two pointers); the pooled 48-byte node is the next step
+// of the design.
+
+#ifndef TIMINGWHEEL_LOOP_WHEEL_H_
+#define TIMINGWHEEL_LOOP_WHEEL_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "timingwheel/clock.h"
+#include "timingwheel/options.h"
+#include "timingwheel/scheduler.h"
+
+namespace timingwheel {
+
+namespace internal {
+class LoopEngine;
+struct LoopNode;
+}  // namespace internal
+
+// What a LoopWheel is made with: the options of TimingWheel that make sense
+// without threads, with the same ranges (options.h).
+struct LoopOptions {
+  // Width of a level-0 bucket, from kMinTick (1us) to kMaxTick (1h).
+  absl::Duration tick = absl::Milliseconds(1);
+  // Buckets per level, from kMinWheelSize (2) to kMaxWheelSize (65536).
+  int wheel_size = 20;
+  // The time source; nullptr = SteadyClock().
+  std::shared_ptr<Clock> clock = nullptr;
+  // Most timers pending at once; AfterFunc and the rest beyond it fail with
+  // ResourceExhausted. 0 = unlimited.
+  int64_t max_pending = 0;
+};
+
+// The handle to one timer of a LoopWheel: cheap to copy, every copy refers
+// to the same timer, safe to use after the callback ran and after the wheel
+// is gone (then Stop and Reset return false). Loop thread only, like the
+// wheel.
+class LoopTimer {
+ public:
+  // A handle that refers to nothing: Stop and Reset return false.
+  LoopTimer() = default;
+  LoopTimer(const LoopTimer& other);
+  LoopTimer(LoopTimer&& other) noexcept;
+  LoopTimer& operator=(const LoopTimer& other);
+  LoopTimer& operator=(LoopTimer&& other) noexcept;
+  ~LoopTimer();
+
+  // Prevents the callback from running. True if this call stopped a pending
+  // timer (for a periodic timer, also from its own callback: no new run
+  // starts); false if it had started (a one-shot timer), was stopped
+  // already, the wheel is gone, or the handle refers to nothing.
+  bool Stop();
+  // Re-arms the timer to run after `d` from now (`d <= 0`: in the next
+  // RunDue). True if it was pending (as for Stop). Armed again unless the
+  // wheel is gone or the handle is empty. A timer whose callback is running
+  // is re-armed when it returns; a periodic timer runs after `d`, then keeps
+  // its schedule. An infinite `d` (either sign), or one past the supported
+  // range, stops the timer and returns what Stop would have.
+  bool Reset(absl::Duration d);
+  template <class Rep, class Period>
+  bool Reset(std::chrono::duration<Rep, Period> d) {
+    return Reset(absl::FromChrono(d));
+  }
+  // True if the timer is pending: armed and its callback not started, or a
+  // periodic timer not stopped (also while its callback runs).
+  bool Pending() const;
+  // The deadline of the pending arm as a reading of the wheel's clock (as
+  // asked: `now + d`, or the point for At), or nullopt when not pending.
+  std::optional<absl::Duration> Deadline() const;
+  // Deadline() minus the clock's current time, at least zero; nullopt when
+  // not pending.
+  std::optional<absl::Duration> TimeLeft() const;
+
+  explicit operator bool() const { return node_ != nullptr; }
+  friend bool operator==(const LoopTimer& a, const LoopTimer& b) {
+    return a.node_ == b.node_;
+  }
+  friend bool operator!=(const LoopTimer& a, const LoopTimer& b) {
+    return !(a == b);
+  }
+
+ private:
+  friend class internal::LoopEngine;
+  // Adopts one reference to `node` (not null).
+  explicit LoopTimer(internal::LoopNode* node) : node_(node) {}
+
+  internal::LoopNode* node_ = nullptr;
+};
+
+class LoopWheel {
+ public:
+  // Validates `options`; starts no thread.
+  // Errors: InvalidArgument naming the option, its value and what is allowed.
+  static absl::StatusOr<std::unique_ptr<LoopWheel>> Create(
+      LoopOptions options = {});
+  LoopWheel(const LoopWheel&) = delete;
+  LoopWheel& operator=(const LoopWheel&) = delete;
+  // Cancels every pending timer (its callback never runs and is destroyed).
+  // Handles stay safe to use.
+  ~LoopWheel();
+
+  // Runs `f` once, inline in a RunDue call, after `d` (d <= 0: in the next
+  // RunDue). Errors: InvalidArgument (empty `f`; infinite `d`; a deadline
+  // past the supported range: every finite `d` up to 100 years works),
+  // ResourceExhausted (`max_pending` timers are pending).
+  absl::StatusOr<LoopTimer> AfterFunc(absl::Duration d,
+                                      absl::AnyInvocable<void()> f);
+  template <class Rep, class Period, class F>
+  absl::StatusOr<LoopTimer> AfterFunc(std::chrono::duration<Rep, Period> d,
+                                      F&& f) {
+    return AfterFunc(absl::FromChrono(d), std::forward<F>(f));
+  }
+  // Runs `f` at the point `when` of std::chrono::steady_clock (a wheel on
+  // SteadyClock() only; otherwise InvalidArgument: use AtClockTime); a point
+  // passed runs in the next RunDue. Errors as AfterFunc.
+  absl::StatusOr<LoopTimer> At(std::chrono::steady_clock::time_point when,
+                               absl::AnyInvocable<void()> f);
+  // Runs `f` when the wheel's clock reads `when`. Errors as AfterFunc.
+  absl::StatusOr<LoopTimer> AtClockTime(absl::Duration when,
+                                        absl::AnyInvocable<void()> f);
+  // Runs `f` every `period` (FixedRate), until stopped.
+  absl::StatusOr<LoopTimer> Every(absl::Duration period,
+                                  absl::AnyInvocable<void()> f);
+  // Runs `f` at the times `scheduler` decides (scheduler.h), until it ends
+  // or the timer is stopped. The scheduler is asked on the loop's thread.
+  absl::StatusOr<LoopTimer> ScheduleFunc(
+      absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
+      absl::AnyInvocable<void()> f);
+
+  // How long the loop may sleep before RunDue has work: zero when something
+  // is due now, std::nullopt when no timer is pending (sleep until other
+  // work arrives). Never shorter than needed: it reports the next bucket's
+  // time, not every tick.
+  std::optional<absl::Duration> TimeUntilNext();
+  // Runs every callback due by the clock's current time, inline, in
+  // deadline order (those a callback makes due run after it, in the order
+  // made); returns how many ran. RunDueAt runs those due by `now`, a time of
+  // the wheel's clock the loop read itself (its cached time), or by the
+  // clock's current time if that is earlier; a time before one already
+  // given counts as that one.
+  int64_t RunDue();
+  int64_t RunDueAt(absl::Duration now);
+
+  // Timers scheduled and not yet started (a periodic timer until stopped).
+  int64_t Pending() const;
+
+ private:
+  explicit LoopWheel(internal::LoopEngine* engine) : engine_(engine) {}
+
+  internal::LoopEngine* const engine_;
+};
+
+}  // namespace timingwheel
+
+#endif  // TIMINGWHEEL_LOOP_WHEEL_H_

@@ -1,0 +1,325 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "loop_engine.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/placement.h"
+#include "options_check.h"
+
+namespace timingwheel::internal {
+
+absl::StatusOr<LoopEngine*> LoopEngine::Create(LoopOptions options) {
+  if (absl::Status status = CheckLoopOptions(&options); !status.ok()) {
+    return status;
+  }
+  return new LoopEngine(std::move(options));
+}
+
+LoopEngine::LoopEngine(LoopOptions options)
+    : time_(std::move(options.clock), options.tick),
+      max_pending_(options.max_pending),
+      core_(options.wheel_size) {}
+
+void LoopEngine::CheckThread(const char* what) {
+#ifndef NDEBUG
+  const std::thread::id self = std::this_thread::get_id();
+  if (owner_ == std::thread::id()) owner_ = self;
+  if (owner_ == self) return;
+  std::ostringstream message;
+  message << "timingwheel: " << what << " called on thread " << self
+          << ", but this LoopWheel belongs to thread " << owner_
+          << " (the first to call it): a LoopWheel and its LoopTimers are "
+             "for the loop's thread only\n";
+  std::fputs(message.str().c_str(), stderr);
+  std::abort();
+#else
+  (void)what;
+#endif
+}
+
+void LoopEngine::CloseAndRelease() {
+  closed_ = true;
+  NodeList cancelled;
+  core_.TakeAll(&cancelled);
+  while (CoreNode* core_node = due_.PopFront()) cancelled.Push(core_node);
+  pending_ = 0;
+  // Each callback is destroyed here, on the loop's thread; its destructor
+  // may call into the wheel, which refuses new timers from now on.
+  while (CoreNode* core_node = cancelled.PopFront()) {
+    auto* node = static_cast<LoopNode*>(core_node);
+    node->in_due = false;
+    node->state = LoopNode::State::kCancelled;
+    node->callback = nullptr;
+    Unref(node);  // the wheel's
+  }
+  UnrefEngine();
+}
+
+absl::Status LoopEngine::CheckNew(const absl::AnyInvocable<void()>& f,
+                                  const char* caller) const {
+  if (!f) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(caller, ": the callback is empty; pass a callable"));
+  }
+  if (closed_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(caller, ": the LoopWheel is being destroyed"));
+  }
+  if (max_pending_ > 0 && pending_ >= max_pending_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(caller, ": ", pending_,
+                     " timers are pending, LoopOptions::max_pending "
+                     "is ",
+                     max_pending_, "; stop some or raise the limit"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LoopNode*> LoopEngine::ScheduleAfter(
+    absl::Duration d, absl::AnyInvocable<void()> f, const char* caller) {
+  if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller, ": duration is ", absl::FormatDuration(d),
+        "; it must be finite (every duration up to 100 years works)"));
+  }
+  if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
+  absl::StatusOr<int64_t> deadline =
+      time_.DeadlineAfter(time_.NowNs(), d, caller);
+  if (!deadline.ok()) return deadline.status();
+  return NewArmed(std::move(f), nullptr, *deadline, caller);
+}
+
+absl::StatusOr<LoopNode*> LoopEngine::ScheduleAt(absl::Duration when,
+                                                 absl::AnyInvocable<void()> f,
+                                                 const char* caller) {
+  if (when == absl::InfiniteDuration() || when == -absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(caller, ": time is ",
+                                                   absl::FormatDuration(when),
+                                                   "; it must be finite"));
+  }
+  if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
+  absl::StatusOr<int64_t> deadline =
+      time_.DeadlineAt(time_.NowNs(), when, caller);
+  if (!deadline.ok()) return deadline.status();
+  return NewArmed(std::move(f), nullptr, *deadline, caller);
+}
+
+absl::StatusOr<LoopNode*> LoopEngine::SchedulePeriodic(
+    std::unique_ptr<Scheduler> scheduler, absl::AnyInvocable<void()> f,
+    const char* caller) {
+  if (scheduler == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller, ": the scheduler is null; pass one, e.g. FixedRate(d)"));
+  }
+  if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
+  const int64_t now_ns = time_.NowNs();
+  const absl::Duration now = time_.ToClock(now_ns);
+  const std::optional<absl::Duration> first = scheduler->NextDelay({now, now});
+  if (!first.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller,
+        ": the scheduler ended before the first run (NextDelay returned "
+        "nullopt); it must return a first delay"));
+  }
+  absl::StatusOr<int64_t> deadline =
+      time_.DeadlineAfter(now_ns, *first, caller);
+  if (!deadline.ok()) return deadline.status();
+  return NewArmed(std::move(f), std::move(scheduler), *deadline, caller);
+}
+
+absl::StatusOr<LoopNode*> LoopEngine::NewArmed(
+    absl::AnyInvocable<void()> f, std::unique_ptr<Scheduler> scheduler,
+    int64_t deadline_ns, const char* /*caller*/) {
+  auto* node = new LoopNode(this, std::move(f), std::move(scheduler));
+  RefEngine();     // the node's
+  node->refs = 2;  // the handle's and the wheel's
+  ++pending_;
+  Arm(node, deadline_ns);
+  return node;
+}
+
+void LoopEngine::Arm(LoopNode* node, int64_t deadline_ns) {
+  node->deadline_ns = deadline_ns;
+  node->state = LoopNode::State::kPending;
+  node->has_rearm = false;
+  if (core_.Add(node, time_.TickOf(deadline_ns))) return;
+  node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
+  due_.Push(node);
+}
+
+void LoopEngine::Unlink(LoopNode* node) {
+  if (node->in_due) {
+    internal::Unlink(node);
+    node->in_due = false;
+  } else {
+    core_.Remove(node);
+  }
+}
+
+void LoopEngine::Unref(LoopNode* node) {
+  if (--node->refs > 0) return;
+  LoopEngine* const engine = node->engine;
+  delete node;  // its callback's destructor may call into the wheel
+  engine->UnrefEngine();
+}
+
+std::optional<absl::Duration> LoopEngine::TimeUntilNext() {
+  if (!due_.empty()) return absl::ZeroDuration();
+  const std::optional<int64_t> release = core_.NextRelease();
+  if (!release.has_value()) return std::nullopt;
+  const int64_t release_ns = *release > kMaxTick / time_.tick_ns()
+                                 ? kMaxTick
+                                 : *release * time_.tick_ns();
+  return absl::Nanoseconds(std::max<int64_t>(0, release_ns - time_.NowNs()));
+}
+
+int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
+  if (closed_) return 0;
+  int64_t now_ns = time_.NowNs();
+  if (now.has_value()) {
+    // A time the loop read itself; never past the clock's reading, since
+    // a deadline is only due once the clock reached it.
+    now_ns = std::min(now_ns, absl::ToInt64Nanoseconds(*now - time_.origin()));
+  }
+  core_.Advance(FloorDiv(now_ns, time_.tick_ns()), &due_);
+  // A callback may destroy the LoopWheel, or throw.
+  struct Hold {
+    explicit Hold(LoopEngine* engine) : engine(engine) { engine->RefEngine(); }
+    ~Hold() { engine->UnrefEngine(); }
+    LoopEngine* const engine;
+  } hold(this);
+  int64_t ran = 0;
+  while (!closed_) {
+    CoreNode* core_node = due_.PopFront();
+    if (core_node == nullptr) break;
+    auto* node = static_cast<LoopNode*>(core_node);
+    node->in_due = false;
+    ++ran;
+    Run(node);
+  }
+  return ran;
+}
+
+void LoopEngine::Run(LoopNode* node) {
+  const bool periodic = node->scheduler != nullptr;
+  node->state =
+      periodic ? LoopNode::State::kRunningArmed : LoopNode::State::kRunning;
+  if (!periodic) --pending_;
+  const int64_t run_deadline_ns = node->deadline_ns;
+  try {
+    node->callback();
+  } catch (...) {
+    // The exception reaches the caller of RunDue; the timer is finished
+    // first, and the other due timers run in the next RunDue.
+    AfterRun(node, run_deadline_ns);
+    throw;
+  }
+  AfterRun(node, run_deadline_ns);
+}
+
+void LoopEngine::AfterRun(LoopNode* node, int64_t run_deadline_ns) {
+  using State = LoopNode::State;
+  if (node->state == State::kCancelled) return;  // closed during the run
+  if (closed_) {
+    node->state = State::kCancelled;
+    Unref(node);  // the wheel's
+    return;
+  }
+  if (node->state == State::kRunningArmed) {
+    if (node->has_rearm) {
+      Arm(node, node->deadline_ns);
+      return;
+    }
+    // A periodic timer not stopped during its run: its scheduler says when
+    // it runs next.
+    const int64_t now_ns = time_.NowNs();
+    std::optional<absl::Duration> delay;
+    try {
+      delay = node->scheduler->NextDelay(
+          {time_.ToClock(run_deadline_ns), time_.ToClock(now_ns)});
+    } catch (...) {
+      node->state = State::kDone;
+      --pending_;
+      Unref(node);
+      throw;
+    }
+    const std::optional<int64_t> next =
+        delay.has_value() ? time_.NextRunAfter(now_ns, *delay) : std::nullopt;
+    if (next.has_value()) {
+      Arm(node, *next);
+      return;
+    }
+    --pending_;  // the schedule ended
+  }
+  node->state = State::kDone;
+  Unref(node);  // the wheel's
+}
+
+bool LoopEngine::Stop(LoopNode* node) {
+  using State = LoopNode::State;
+  if (closed_) return false;  // every pending timer was cancelled
+  switch (node->state) {
+    case State::kPending:
+      Unlink(node);
+      node->state = State::kStopped;
+      --pending_;
+      Unref(node);  // the wheel's; the caller's handle keeps the node
+      return true;
+    case State::kRunningArmed:
+      node->state = State::kRunning;
+      node->has_rearm = false;
+      --pending_;
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool LoopEngine::Reset(LoopNode* node, absl::Duration d) {
+  using State = LoopNode::State;
+  if (closed_ || node->state == State::kCancelled) return false;
+  if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
+    return Stop(node);
+  }
+  absl::StatusOr<int64_t> deadline =
+      time_.DeadlineAfter(time_.NowNs(), d, "Reset");
+  if (!deadline.ok()) return Stop(node);
+  switch (node->state) {
+    case State::kPending:
+      Unlink(node);
+      Arm(node, *deadline);
+      return true;
+    case State::kRunningArmed:
+      node->has_rearm = true;
+      node->deadline_ns = *deadline;
+      return true;
+    case State::kRunning:
+      // Re-armed when the callback returns, so runs never overlap.
+      node->state = State::kRunningArmed;
+      node->has_rearm = true;
+      node->deadline_ns = *deadline;
+      ++pending_;
+      return false;
+    default:  // kDone, kStopped: armed anew, held by the wheel again
+      ++pending_;
+      Ref(node);
+      Arm(node, *deadline);
+      return false;
+  }
+}
+
+std::optional<absl::Duration> LoopEngine::Deadline(const LoopNode* node) const {
+  if (!node->pending()) return std::nullopt;
+  return time_.ToClock(node->deadline_ns);
+}
+
+}  // namespace timingwheel::internal

@@ -1,0 +1,482 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// loop_wheel_test.cc: the event-loop wheel (include/timingwheel/loop_wheel.h)
+// on a ManualClock, its caller driving it as a loop would: TimeUntilNext,
+// then RunDue.
+//   * timers run inline in RunDue at their deadline, never before, in
+//     deadline order; TimeUntilNext is the next bucket's time, zero when
+//     something is due, nullopt when nothing is pending, and a loop that
+//     sleeps on it wakes once per bucket, not per tick;
+//   * Stop, Reset, Pending, Deadline and TimeLeft as for TimingWheel's
+//     Timer, from outside and from the timer's own callback; periodic
+//     timers (Every, ScheduleFunc), whose scheduler is not asked after a
+//     Stop from the callback;
+//   * timers a callback makes due run in the same RunDue, after it; a
+//     callback may destroy the wheel; handles outlive it;
+//   * errors: bad options, an empty callback, an infinite delay, max_pending,
+//     At on a clock that is not steady_clock; an exception from a callback
+//     reaches the caller of RunDue and loses no timer;
+//   * a randomized comparison with a reference of what must run when;
+//   * a debug build aborts a call from another thread, naming both;
+//   * on the real clock, a loop sleeping on TimeUntilNext runs every timer,
+//     none early (generous lateness bound: *RealClock).
+
+#include "timingwheel/loop_wheel.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/random/distributions.h"
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+#include "timingwheel/clock.h"
+#include "timingwheel/scheduler.h"
+
+namespace timingwheel {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+absl::Duration Ms(int64_t ms) { return absl::Milliseconds(ms); }
+
+class LoopWheelTest : public ::testing::Test {
+ protected:
+  LoopWheelTest() {
+    LoopOptions options;
+    options.clock = clock_;
+    wheel_ = LoopWheel::Create(std::move(options)).value();
+  }
+  // Moves the clock to `t` and runs what is due; returns how many ran.
+  int64_t RunAt(absl::Duration t) {
+    clock_->Advance(t - clock_->Now());
+    return wheel_->RunDue();
+  }
+  // A callback that records the clock's time (in ms) under `name`.
+  absl::AnyInvocable<void()> Record(std::string name) {
+    return [this, name = std::move(name)] {
+      runs_.push_back(name + "@" +
+                      std::to_string(absl::ToInt64Milliseconds(clock_->Now())));
+    };
+  }
+
+  const std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::unique_ptr<LoopWheel> wheel_;
+  std::vector<std::string> runs_;
+};
+
+TEST_F(LoopWheelTest, RunsInlineAtTheDeadlineNeverBeforeInOrder) {
+  LoopTimer b = wheel_->AfterFunc(Ms(30), Record("b")).value();
+  LoopTimer a = wheel_->AfterFunc(Ms(5), Record("a")).value();
+  LoopTimer c = wheel_->AfterFunc(Ms(500), Record("c")).value();
+  EXPECT_EQ(wheel_->Pending(), 3);
+  EXPECT_EQ(RunAt(Ms(5) - absl::Nanoseconds(1)), 0);
+  EXPECT_EQ(RunAt(Ms(5)), 1);
+  EXPECT_EQ(RunAt(Ms(30)), 1);
+  EXPECT_EQ(RunAt(Ms(499)), 0);
+  EXPECT_EQ(RunAt(Ms(1000)), 1);
+  EXPECT_THAT(runs_, ElementsAre("a@5", "b@30", "c@1000"));
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_FALSE(a.Pending());
+  EXPECT_FALSE(a.Stop());
+}
+
+TEST_F(LoopWheelTest, TimeUntilNextIsTheNextBucketAndNothingWhenIdle) {
+  EXPECT_EQ(wheel_->TimeUntilNext(), std::nullopt);
+  LoopTimer t = wheel_->AfterFunc(Ms(7), Record("t")).value();
+  EXPECT_EQ(wheel_->TimeUntilNext(), Ms(7));
+  clock_->Advance(Ms(3));
+  EXPECT_EQ(wheel_->TimeUntilNext(), Ms(4));
+  clock_->Advance(Ms(10));
+  EXPECT_EQ(wheel_->TimeUntilNext(), absl::ZeroDuration());
+  EXPECT_EQ(wheel_->RunDue(), 1);
+  EXPECT_EQ(wheel_->TimeUntilNext(), std::nullopt);
+  // Due at once: zero until RunDue.
+  LoopTimer now =
+      wheel_->AfterFunc(absl::ZeroDuration(), Record("now")).value();
+  EXPECT_EQ(wheel_->TimeUntilNext(), absl::ZeroDuration());
+  EXPECT_EQ(wheel_->RunDue(), 1);
+  // A stopped timer leaves no wake-up behind.
+  LoopTimer stopped = wheel_->AfterFunc(Ms(50), Record("stopped")).value();
+  EXPECT_TRUE(stopped.Stop());
+  EXPECT_EQ(wheel_->TimeUntilNext(), std::nullopt);
+}
+
+TEST_F(LoopWheelTest, ALoopSleepingOnTimeUntilNextWakesOncePerBucket) {
+  // 1000 timers at 10 distinct deadlines from 1 s to 10 s: a loop that sleeps
+  // until the reported time wakes for the releases of a few upper-level
+  // buckets and the ten level-0 buckets, never once per 1 ms tick.
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(wheel_->AfterFunc(absl::Seconds(1 + i % 10), [] {}).ok());
+  }
+  int wake_ups = 0;
+  int64_t ran = 0;
+  while (std::optional<absl::Duration> wait = wheel_->TimeUntilNext()) {
+    clock_->Advance(*wait);
+    ran += wheel_->RunDue();
+    ++wake_ups;
+    ASSERT_LT(wake_ups, 1000);
+  }
+  EXPECT_EQ(ran, 1000);
+  EXPECT_LE(wake_ups, 40) << "woke for ticks with no bucket due";
+  EXPECT_EQ(clock_->Now(), absl::Seconds(10));
+}
+
+TEST_F(LoopWheelTest, StopPreventsTheRunOnceAndOnlyOnce) {
+  LoopTimer t = wheel_->AfterFunc(Ms(10), Record("t")).value();
+  EXPECT_TRUE(t.Pending());
+  EXPECT_TRUE(t.Stop());
+  EXPECT_FALSE(t.Stop());
+  EXPECT_FALSE(t.Pending());
+  EXPECT_EQ(t.Deadline(), std::nullopt);
+  EXPECT_EQ(RunAt(Ms(100)), 0);
+  EXPECT_TRUE(runs_.empty());
+  EXPECT_EQ(wheel_->Pending(), 0);
+  // Stopped while due, before RunDue.
+  LoopTimer due = wheel_->AfterFunc(Ms(1), Record("due")).value();
+  clock_->Advance(Ms(5));
+  EXPECT_TRUE(due.Stop());
+  EXPECT_EQ(wheel_->RunDue(), 0);
+}
+
+TEST_F(LoopWheelTest, ResetMovesTheDeadlineAndArmsAgainAfterTheRun) {
+  LoopTimer t = wheel_->AfterFunc(Ms(10), Record("t")).value();
+  EXPECT_EQ(t.Deadline(), Ms(10));
+  EXPECT_TRUE(t.Reset(Ms(20)));
+  EXPECT_EQ(t.Deadline(), Ms(20));
+  EXPECT_EQ(t.TimeLeft(), Ms(20));
+  EXPECT_EQ(RunAt(Ms(19)), 0);
+  EXPECT_EQ(RunAt(Ms(20)), 1);
+  EXPECT_FALSE(t.Reset(Ms(5)));  // had run: false, and armed again
+  EXPECT_TRUE(t.Pending());
+  EXPECT_EQ(RunAt(Ms(25)), 1);
+  EXPECT_THAT(runs_, ElementsAre("t@20", "t@25"));
+  // Infinite either way stops it.
+  EXPECT_FALSE(t.Reset(absl::InfiniteDuration()));
+  ASSERT_FALSE(t.Reset(Ms(5)));
+  EXPECT_TRUE(t.Reset(-absl::InfiniteDuration()));
+  EXPECT_FALSE(t.Pending());
+}
+
+TEST_F(LoopWheelTest, ACallbackResetsAndStopsItself) {
+  int runs = 0;
+  LoopTimer t;
+  t = wheel_
+          ->AfterFunc(
+              Ms(10),
+              [&] {
+                ++runs;
+                if (runs < 3) {
+                  EXPECT_FALSE(t.Reset(Ms(10)));  // running: not pending
+                  EXPECT_TRUE(t.Pending());
+                  EXPECT_EQ(t.Deadline(), clock_->Now() + Ms(10));
+                }
+              })
+          .value();
+  EXPECT_EQ(RunAt(Ms(10)), 1);
+  EXPECT_EQ(RunAt(Ms(20)), 1);
+  EXPECT_EQ(RunAt(Ms(30)), 1);
+  EXPECT_EQ(RunAt(Ms(100)), 0);
+  EXPECT_EQ(runs, 3);
+  EXPECT_FALSE(t.Pending());
+}
+
+// Counts the times it is asked; answers `period` until `runs` ran.
+class CountingScheduler : public Scheduler {
+ public:
+  CountingScheduler(absl::Duration period, int* asked)
+      : period_(period), asked_(asked) {}
+  std::optional<absl::Duration> NextDelay(const ScheduleContext&) override {
+    ++*asked_;
+    return period_;
+  }
+
+ private:
+  const absl::Duration period_;
+  int* const asked_;
+};
+
+TEST_F(LoopWheelTest,
+       PeriodicTimersRunOnScheduleUntilStoppedFromTheirCallback) {
+  LoopTimer every = wheel_->Every(Ms(10), Record("every")).value();
+  int asked = 0;
+  int runs = 0;
+  LoopTimer scheduled;
+  scheduled =
+      wheel_
+          ->ScheduleFunc(std::make_unique<CountingScheduler>(Ms(15), &asked),
+                         [&] {
+                           if (++runs == 2) {
+                             EXPECT_TRUE(scheduled.Stop());
+                           }
+                         })
+          .value();
+  EXPECT_EQ(asked, 1);  // the first delay, on the caller's thread
+  for (int ms = 1; ms <= 35; ++ms) RunAt(Ms(ms));
+  EXPECT_THAT(runs_, ElementsAre("every@10", "every@20", "every@30"));
+  EXPECT_TRUE(every.Pending());
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(asked, 2) << "asked after its callback stopped it";
+  EXPECT_FALSE(scheduled.Pending());
+  EXPECT_TRUE(every.Stop());
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_EQ(RunAt(Ms(100)), 0);
+}
+
+TEST_F(LoopWheelTest, TimersACallbackMakesDueRunInTheSameCallAfterIt) {
+  LoopTimer later = wheel_->AfterFunc(Ms(50), Record("later")).value();
+  LoopTimer first =
+      wheel_
+          ->AfterFunc(
+              Ms(10),
+              [&] {
+                runs_.push_back("first");
+                ASSERT_TRUE(
+                    wheel_->AfterFunc(absl::ZeroDuration(), Record("made"))
+                        .ok());
+                EXPECT_TRUE(later.Reset(-Ms(1)));
+                runs_.push_back("first returns");
+              })
+          .value();
+  EXPECT_EQ(RunAt(Ms(10)), 3);
+  EXPECT_THAT(runs_,
+              ElementsAre("first", "first returns", "made@10", "later@10"));
+}
+
+TEST_F(LoopWheelTest, ACallbackMayDestroyTheWheelAndHandlesOutliveIt) {
+  int destroyed = 0;
+  struct CountsDestruction {
+    int* count;
+    explicit CountsDestruction(int* c) : count(c) {}
+    CountsDestruction(CountsDestruction&& other) noexcept
+        : count(std::exchange(other.count, nullptr)) {}
+    ~CountsDestruction() {
+      if (count != nullptr) ++*count;
+    }
+  };
+  LoopTimer pending =
+      wheel_->AfterFunc(Ms(100), [c = CountsDestruction(&destroyed)] {})
+          .value();
+  LoopTimer also_due = wheel_->AfterFunc(Ms(10), Record("also_due")).value();
+  LoopTimer killer = wheel_->AfterFunc(Ms(10), [&] { wheel_.reset(); }).value();
+  // Both due at 10: whichever runs first, the wheel is gone after killer.
+  clock_->Advance(Ms(10));
+  const int64_t ran = wheel_->RunDue();
+  EXPECT_GE(ran, 1);
+  EXPECT_EQ(wheel_, nullptr);
+  EXPECT_EQ(destroyed, 1) << "a cancelled callback was not destroyed";
+  EXPECT_FALSE(pending.Pending());
+  EXPECT_FALSE(pending.Stop());
+  EXPECT_FALSE(pending.Reset(Ms(1)));
+  EXPECT_EQ(pending.Deadline(), std::nullopt);
+}
+
+TEST_F(LoopWheelTest, ErrorsSayWhatWasWrong) {
+  absl::StatusOr<LoopTimer> empty = wheel_->AfterFunc(Ms(1), nullptr);
+  EXPECT_TRUE(absl::IsInvalidArgument(empty.status()));
+  EXPECT_THAT(empty.status().message(), HasSubstr("callback is empty"));
+  absl::StatusOr<LoopTimer> forever =
+      wheel_->AfterFunc(absl::InfiniteDuration(), [] {});
+  EXPECT_TRUE(absl::IsInvalidArgument(forever.status()));
+  EXPECT_THAT(forever.status().message(), HasSubstr("finite"));
+  absl::StatusOr<LoopTimer> at =
+      wheel_->At(std::chrono::steady_clock::now(), [] {});
+  EXPECT_TRUE(absl::IsInvalidArgument(at.status()));
+  EXPECT_THAT(at.status().message(), HasSubstr("AtClockTime"));
+  absl::StatusOr<LoopTimer> no_scheduler = wheel_->ScheduleFunc(nullptr, [] {});
+  EXPECT_TRUE(absl::IsInvalidArgument(no_scheduler.status()));
+
+  LoopOptions bad;
+  bad.tick = absl::Nanoseconds(10);
+  absl::Status status = LoopWheel::Create(std::move(bad)).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(status));
+  EXPECT_THAT(status.message(), HasSubstr("LoopOptions::tick is 10ns"));
+  LoopOptions small;
+  small.wheel_size = 1;
+  status = LoopWheel::Create(std::move(small)).status();
+  EXPECT_THAT(status.message(), HasSubstr("LoopOptions::wheel_size is 1"));
+
+  LoopOptions capped;
+  capped.clock = clock_;
+  capped.max_pending = 2;
+  std::unique_ptr<LoopWheel> wheel =
+      LoopWheel::Create(std::move(capped)).value();
+  LoopTimer one = wheel->AfterFunc(Ms(1), [] {}).value();
+  LoopTimer two = wheel->AfterFunc(Ms(1), [] {}).value();
+  absl::StatusOr<LoopTimer> three = wheel->AfterFunc(Ms(1), [] {});
+  EXPECT_TRUE(absl::IsResourceExhausted(three.status()));
+  EXPECT_TRUE(one.Stop());
+  EXPECT_TRUE(wheel->AfterFunc(Ms(1), [] {}).ok());
+}
+
+TEST_F(LoopWheelTest, AnExceptionReachesTheCallerAndLosesNoTimer) {
+  LoopTimer thrower =
+      wheel_->AfterFunc(Ms(5), [] { throw std::runtime_error("boom"); })
+          .value();
+  LoopTimer after = wheel_->AfterFunc(Ms(5), Record("after")).value();
+  clock_->Advance(Ms(5));
+  bool threw = false;
+  try {
+    wheel_->RunDue();
+  } catch (const std::runtime_error& e) {
+    threw = true;
+    EXPECT_STREQ(e.what(), "boom");
+  }
+  EXPECT_TRUE(threw);
+  EXPECT_FALSE(thrower.Pending());
+  wheel_->RunDue();
+  EXPECT_THAT(runs_, ElementsAre("after@5"));
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(LoopWheelTest, RunDueAtACachedTimeRunsOnlyWhatIsDueByThen) {
+  LoopTimer a = wheel_->AfterFunc(Ms(5), Record("a")).value();
+  LoopTimer b = wheel_->AfterFunc(Ms(8), Record("b")).value();
+  clock_->Advance(Ms(10));
+  EXPECT_EQ(wheel_->RunDueAt(Ms(6)), 1);
+  // A time past the clock's counts as the clock's.
+  EXPECT_EQ(wheel_->RunDueAt(Ms(1000)), 1);
+  EXPECT_THAT(runs_, ElementsAre("a@10", "b@10"));
+}
+
+TEST(LoopWheelModelTest, EveryArmRunsOnceAtOrAfterItsDeadlineUnlessStopped) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    auto clock = std::make_shared<ManualClock>();
+    LoopOptions options;
+    options.clock = clock;
+    options.wheel_size = 4;
+    std::unique_ptr<LoopWheel> wheel =
+        LoopWheel::Create(std::move(options)).value();
+    std::mt19937_64 rng(seed);
+    struct Slot {
+      LoopTimer timer;
+      std::optional<absl::Duration> armed;  // the deadline of the live arm
+      int runs = 0;
+      int expected_runs = 0;
+    };
+    std::vector<Slot> slots(50);
+    int early = 0;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      Slot* slot = &slots[i];
+      slot->timer = wheel
+                        ->AfterFunc(absl::Hours(1),
+                                    [slot, clock, &early] {
+                                      ++slot->runs;
+                                      if (!slot->armed.has_value() ||
+                                          clock->Now() < *slot->armed) {
+                                        ++early;
+                                      }
+                                      slot->armed.reset();
+                                    })
+                        .value();
+      slot->timer.Stop();
+    }
+    for (int step = 0; step < 5000; ++step) {
+      Slot& slot = slots[absl::Uniform<size_t>(rng, 0, slots.size())];
+      switch (absl::Uniform(rng, 0, 4)) {
+        case 0:
+        case 1: {
+          const absl::Duration d =
+              absl::Microseconds(absl::Uniform<int64_t>(rng, -1000, 3'000'000));
+          const bool was = slot.armed.has_value();
+          EXPECT_EQ(slot.timer.Reset(d), was);
+          if (!was) ++slot.expected_runs;
+          slot.armed = clock->Now() + std::max(d, absl::ZeroDuration());
+          break;
+        }
+        case 2: {
+          const bool was = slot.armed.has_value();
+          EXPECT_EQ(slot.timer.Stop(), was);
+          if (was) --slot.expected_runs;
+          slot.armed.reset();
+          break;
+        }
+        default:
+          clock->Advance(
+              absl::Microseconds(absl::Uniform<int64_t>(rng, 0, 300'000)));
+          wheel->RunDue();
+          for (const Slot& s : slots) {
+            if (s.armed.has_value()) {
+              ASSERT_GT(*s.armed, clock->Now() - absl::Milliseconds(1))
+                  << "a timer due a whole tick ago did not run";
+            }
+          }
+      }
+    }
+    while (std::optional<absl::Duration> wait = wheel->TimeUntilNext()) {
+      clock->Advance(*wait);
+      wheel->RunDue();
+    }
+    EXPECT_EQ(early, 0);
+    for (const Slot& slot : slots) {
+      EXPECT_EQ(slot.runs, slot.expected_runs);
+      EXPECT_FALSE(slot.armed.has_value());
+    }
+    EXPECT_EQ(wheel->Pending(), 0);
+  }
+}
+
+#if !defined(NDEBUG) && !defined(TIMINGWHEEL_TEST_SANITIZED)
+TEST(LoopWheelDeathTest, ACallFromAnotherThreadAbortsNamingBothThreads) {
+  testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        std::unique_ptr<LoopWheel> wheel = LoopWheel::Create().value();
+        wheel->Pending();  // this thread is the loop's
+        std::thread([&] {
+          wheel->AfterFunc(Ms(1), [] {}).IgnoreError();
+        }).join();
+      },
+      "LoopWheel::AfterFunc called on thread .* but this LoopWheel belongs "
+      "to thread");
+}
+#endif
+
+TEST(LoopWheelRealClockTest,
+     ALoopSleepingOnTimeUntilNextRunsEveryTimerRealClock) {
+  std::unique_ptr<LoopWheel> wheel = LoopWheel::Create().value();
+  constexpr int kTimers = 2000;
+  std::vector<absl::Duration> deadlines(kTimers);
+  int ran = 0;
+  int early = 0;
+  absl::Duration worst = absl::ZeroDuration();
+  for (int i = 0; i < kTimers; ++i) {
+    const absl::Duration d = absl::Microseconds(100 * (i % 2000));
+    deadlines[i] = SteadyClock()->Now() + d;
+    ASSERT_TRUE(wheel
+                    ->AfterFunc(d,
+                                [&, i] {
+                                  const absl::Duration late =
+                                      SteadyClock()->Now() - deadlines[i];
+                                  if (late < absl::ZeroDuration()) ++early;
+                                  worst = std::max(worst, late);
+                                  ++ran;
+                                })
+                    .ok());
+  }
+  while (std::optional<absl::Duration> wait = wheel->TimeUntilNext()) {
+    absl::SleepFor(*wait);
+    wheel->RunDue();
+  }
+  EXPECT_EQ(ran, kTimers);
+  EXPECT_EQ(early, 0);
+  EXPECT_LT(worst, absl::Milliseconds(500)) << "generous: a shared machine";
+}
+
+}  // namespace
+}  // namespace timingwheel
