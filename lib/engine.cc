@@ -187,7 +187,10 @@ bool Engine::Stop(TimerNode* node) {
 }
 
 bool Engine::Reset(TimerNode* node, absl::Duration d) {
-  if (d == absl::InfiniteDuration()) return Stop(node);
+  // -inf too: it is no deadline either (AfterFunc refuses both).
+  if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
+    return Stop(node);
+  }
   // Shutdown waits for the Resets that got past this check, so the timers
   // they arm are cancelled and counted by it, never after it returned. Both
   // sides are seq_cst: either Shutdown sees this Reset in flight, or this

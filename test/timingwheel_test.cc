@@ -923,6 +923,20 @@ TEST_F(TimingWheelTest, ResetWithInfiniteOrOutOfRangeDelayStopsTheTimer) {
   EXPECT_EQ(log->count(), 0);
 }
 
+TEST_F(TimingWheelTest, ResetWithMinusInfiniteDelayStopsTheTimerAsPlusDoes) {
+  auto log = NewLog();
+  Timer timer = After(absl::Hours(1), log);
+  EXPECT_TRUE(timer.Reset(-absl::InfiniteDuration()));  // as Stop
+  EXPECT_FALSE(timer.Pending());
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_FALSE(timer.Reset(-absl::InfiniteDuration()));  // arms nothing
+  WaitIdle();
+  EXPECT_EQ(log->count(), 0);
+  EXPECT_FALSE(timer.Pending());
+  EXPECT_EQ(wheel_->GetStats().stopped, 1);
+  EXPECT_EQ(wheel_->GetStats().scheduled, 1);
+}
+
 // Reset from the timer's own callback re-arms it; runs never overlap.
 TEST_F(TimingWheelTest, ResetFromOwnCallbackFiresAgain) {
   auto runs = std::make_shared<std::atomic<int>>(0);

@@ -86,8 +86,8 @@ class Timer {
   // that must synchronize with the callback themselves.
   bool Stop();
 
-  // Re-arms the timer to fire after `d` from now (`d <= 0`: as soon as
-  // possible, still on a worker thread).
+  // Re-arms the timer to fire after `d` from now (a finite `d <= 0`: as soon
+  // as possible, still on a worker thread).
   //
   // Returns true if the timer was pending (as for Stop), false if it had fired
   // or been stopped. Either way it is armed again, unless the wheel is shut
@@ -96,9 +96,10 @@ class Timer {
   // A timer whose callback is running is re-armed when the callback returns,
   // so runs of one timer never overlap.
   //
-  // An infinite `d`, or one past the wheel's supported range (about 292 years
-  // from the wheel's start), cannot be armed: Reset then stops the timer and
-  // returns what Stop would have returned. `max_pending` does not limit Reset.
+  // An infinite `d`, `absl::InfiniteDuration()` or its negative, or one past
+  // the wheel's supported range (about 292 years from the wheel's start),
+  // cannot be armed: Reset then stops the timer and returns what Stop would
+  // have returned. `max_pending` does not limit Reset.
   bool Reset(absl::Duration d);
   template <class Rep, class Period>
   bool Reset(std::chrono::duration<Rep, Period> d) {
