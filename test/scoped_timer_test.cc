@@ -4,8 +4,9 @@
 // scoped_timer_test.cc: ScopedTimer (scoped_timer.h), under a ManualClock.
 // Leaving the scope stops a pending timer (also by an exception), Release
 // keeps it running, a move hands the timer over without stopping it, a move
-// assignment stops the timer it replaces, a guard of a timer that already
-// fired or of none does nothing, and get() and -> reach the timer held.
+// assignment stops the timer it replaces but not the one it takes over again
+// (the same timer, or itself), a guard of a timer that already fired or of
+// none does nothing, and get() and -> reach the timer held.
 
 #include "timingwheel/scoped_timer.h"
 
@@ -105,6 +106,34 @@ TEST_F(ScopedTimerTest, MoveAssignmentStopsTheTimerItReplaces) {
   EXPECT_TRUE(deadline->Pending());
   Advance(kDeadline * 2);
   EXPECT_EQ(runs_.load(), 1);  // only the second
+}
+
+TEST_F(ScopedTimerTest, MoveAssignmentOfTheTimerItHoldsKeepsItArmed) {
+  const Timer timer = Counting();
+  {
+    ScopedTimer a(timer);
+    ScopedTimer b(timer);
+    a = std::move(b);
+    EXPECT_TRUE(timer.Pending());
+    EXPECT_EQ(a.get(), timer);
+    EXPECT_FALSE(b);  // NOLINT(bugprone-use-after-move): moved-from state
+  }
+  // The guard that took it over stops it when it goes.
+  EXPECT_FALSE(timer.Pending());
+  EXPECT_EQ(wheel_->GetStats().stopped, 1);
+  Advance(kDeadline);
+  EXPECT_EQ(runs_.load(), 0);
+}
+
+TEST_F(ScopedTimerTest, SelfMoveAssignmentKeepsTheTimerArmed) {
+  ScopedTimer deadline(Counting());
+  ScopedTimer& self = deadline;
+  deadline = std::move(self);
+  ASSERT_TRUE(deadline);
+  EXPECT_TRUE(deadline->Pending());
+  Advance(kDeadline);
+  EXPECT_EQ(runs_.load(), 1);
+  EXPECT_EQ(wheel_->GetStats().stopped, 0);
 }
 
 TEST_F(ScopedTimerTest, GuardOfAFiredTimerStopsNothing) {

@@ -55,10 +55,12 @@ class ScopedTimer {
   // Move-only: the timer moves with the guard, and the guard moved from holds
   // none (its destructor then stops nothing).
   ScopedTimer(ScopedTimer&& other) noexcept = default;
-  // Stops the timer this guard held, then takes `other`'s.
+  // Stops the timer this guard held, then takes `other`'s. When both hold the
+  // same timer (two guards of copies of one handle), nothing is stopped: this
+  // guard goes on holding it, and stops it when it goes.
   ScopedTimer& operator=(ScopedTimer&& other) noexcept {
     if (this != &other) {
-      timer_.Stop();
+      if (timer_ != other.timer_) timer_.Stop();
       timer_ = std::move(other.timer_);
     }
     return *this;
