@@ -111,11 +111,11 @@ absl::StatusOr<TimerNode*> Engine::ScheduleAt(absl::Duration when,
                                                    "; it must be finite"));
   }
   if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
-  // Now only decides whether the point has passed; the deadline is the
-  // point itself.
-  const int64_t now_ns = time_.NowNs();
-  absl::StatusOr<int64_t> deadline = time_.DeadlineAt(now_ns, when, caller);
+  // The deadline is the point itself, also when it has passed (Deadline()
+  // and the lateness count from it); now only decides whether it is due.
+  absl::StatusOr<int64_t> deadline = time_.DeadlineAt(when, caller);
   if (!deadline.ok()) return deadline.status();
+  const int64_t now_ns = time_.NowNs();
   return NewArmed(std::move(f), nullptr, *deadline, now_ns, caller);
 }
 

@@ -156,7 +156,7 @@ void Runner::Run(const DueTimer& task, int worker) {
     return;
   }
   if (!periodic) counts_->Retired();
-  lateness_[worker]->Record(time_->NowNs() - task.deadline_ns);
+  lateness_[worker]->Record(LatenessNs(time_->NowNs(), task.deadline_ns));
   try {
     ScopedCallback current(this, node);
     node->callback();

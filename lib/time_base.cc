@@ -24,6 +24,15 @@ int64_t CeilNs(absl::Duration d) {
   return ns;
 }
 
+int64_t LatenessNs(int64_t start_ns, int64_t deadline_ns) {
+  int64_t lateness_ns;
+  if (__builtin_sub_overflow(start_ns, deadline_ns, &lateness_ns)) {
+    return start_ns < deadline_ns ? std::numeric_limits<int64_t>::min()
+                                  : kMaxInt64;
+  }
+  return lateness_ns;
+}
+
 TimeBase::TimeBase(std::shared_ptr<Clock> clock, absl::Duration tick)
     : clock_(std::move(clock)),
       steady_(clock_ == SteadyClock()),
@@ -74,13 +83,10 @@ absl::StatusOr<int64_t> TimeBase::DeadlineAfter(int64_t now_ns,
       " from now (every duration up to 100 years works)"));
 }
 
-absl::StatusOr<int64_t> TimeBase::DeadlineAt(int64_t now_ns,
-                                             absl::Duration when,
+absl::StatusOr<int64_t> TimeBase::DeadlineAt(absl::Duration when,
                                              const char* caller) const {
-  const absl::Duration since_origin = when - origin_;
-  if (since_origin <= absl::Nanoseconds(now_ns)) return now_ns;
-  // Saturated values are out of range below.
-  const int64_t deadline_ns = CeilNs(since_origin);
+  // Saturated values are out of range below, or the earliest deadline.
+  const int64_t deadline_ns = CeilNs(when - origin_);
   if (deadline_ns <= max_deadline_ns_) return deadline_ns;
   return absl::InvalidArgumentError(absl::StrCat(
       caller, ": time ", absl::FormatDuration(when),

@@ -37,9 +37,14 @@
 
 namespace timingwheel::internal {
 
-// `d` (> 0) in nanoseconds, rounded up. Saturates at INT64_MAX (`d` of about
-// 292 years or more).
+// `d` in nanoseconds, rounded up. Saturates at INT64_MAX and INT64_MIN (`d`
+// of about 292 years or more either way).
 int64_t CeilNs(absl::Duration d);
+
+// How late `start_ns` is for `deadline_ns`: start - deadline, saturated at
+// INT64_MAX (a point passed long ago, AtClockTime(-292 years), is a deadline
+// of INT64_MIN).
+int64_t LatenessNs(int64_t start_ns, int64_t deadline_ns);
 
 class TimeBase {
  public:
@@ -68,9 +73,10 @@ class TimeBase {
   // message starts with `caller`, when it is out of range (d = +inf too).
   absl::StatusOr<int64_t> DeadlineAfter(int64_t now_ns, absl::Duration d,
                                         const char* caller) const;
-  // The clock time `when` as a deadline, rounded up; `now_ns` for a time
-  // already passed. InvalidArgument when out of range.
-  absl::StatusOr<int64_t> DeadlineAt(int64_t now_ns, absl::Duration when,
+  // The clock time `when` as a deadline, rounded up, also when it has passed
+  // (the deadline of a timer that is due at once; one before the origin is
+  // negative, saturated at INT64_MIN). InvalidArgument when past the range.
+  absl::StatusOr<int64_t> DeadlineAt(absl::Duration when,
                                      const char* caller) const;
   // The deadline of a periodic timer's next run, `delay` after `now_ns`
   // (rounded up); a delay <= 0 means the next tick boundary after now, so a

@@ -6,8 +6,9 @@
 // a point fires exactly at its tick and never a nanosecond before, also when
 // the clock was far from zero when the wheel started; a point between ticks
 // fires at the next one; a passed point runs at once on a worker; the
-// deadline is the point itself. The errors: a steady_clock point given to a
-// wheel on another clock, infinite and out-of-range points, an empty
+// deadline is the point itself, also a passed one (before the wheel's start
+// too), and the lateness counts from it. The errors: a steady_clock point given
+// to a wheel on another clock, infinite and out-of-range points, an empty
 // callback, after Shutdown, max_pending. On real time (steady_clock): never
 // before the point.
 
@@ -101,6 +102,59 @@ TEST_F(AtClockTimeTest, PassedPointRunsAtOnceOnAWorker) {
   ASSERT_EQ(log_->count(), 1);
   EXPECT_EQ(log_->runs()[0], absl::Seconds(2));
   EXPECT_FALSE(inline_run.load());
+}
+
+TEST_F(AtClockTimeTest, PassedPointIsTheDeadlineAndLatenessCountsFromIt) {
+  Options options;
+  options.workers = 1;
+  Start(std::move(options));
+  Advance(absl::Seconds(2));
+  // The one worker is busy: the passed point waits for it, pending.
+  Gate gate;
+  Event busy;
+  ASSERT_TRUE(wheel_
+                  ->AfterFunc(absl::ZeroDuration(),
+                              [&] {
+                                busy.Notify();
+                                gate.Pass();
+                              })
+                  .ok());
+  ASSERT_TRUE(busy.Wait());
+  const Timer timer = AtLogged(absl::Seconds(1));
+  EXPECT_TRUE(timer.Pending());
+  EXPECT_EQ(timer.Deadline(), absl::Seconds(1));
+  EXPECT_EQ(timer.TimeLeft(), absl::ZeroDuration());
+  gate.Open();
+  WaitIdle();
+  ASSERT_EQ(log_->count(), 1);
+  EXPECT_EQ(log_->runs()[0], absl::Seconds(2));  // at once, never early
+  EXPECT_EQ(wheel_->GetStats().lateness_max, absl::Seconds(1));
+}
+
+TEST_F(AtClockTimeTest, PointBeforeTheWheelsStartIsTheDeadlineToo) {
+  Options options;
+  options.workers = 1;
+  Start(std::move(options));
+  Gate gate;
+  Event busy;
+  ASSERT_TRUE(wheel_
+                  ->AfterFunc(absl::ZeroDuration(),
+                              [&] {
+                                busy.Notify();
+                                gate.Pass();
+                              })
+                  .ok());
+  ASSERT_TRUE(busy.Wait());
+  const Timer timer = AtLogged(-absl::Milliseconds(3));
+  EXPECT_EQ(timer.Deadline(), -absl::Milliseconds(3));
+  // Long before: saturated at about 292 years before the wheel's start.
+  const Timer ancient = AtLogged(-absl::Hours(24 * 365 * 300));
+  ASSERT_TRUE(ancient.Deadline().has_value());
+  EXPECT_LT(*ancient.Deadline(), -absl::Hours(24 * 365 * 292));
+  gate.Open();
+  WaitIdle();
+  EXPECT_EQ(log_->count(), 2);
+  EXPECT_GT(wheel_->GetStats().lateness_max, absl::Hours(24 * 365 * 292));
 }
 
 TEST_F(AtClockTimeTest, PointFarAheadCascadesAndFiresAtItsTick) {

@@ -4,8 +4,9 @@
 // time_base_test.cc: tests of TimeBase (lib/time_base.h), the wheel's time:
 // nanoseconds since the origin, read from the clock itself (for SteadyClock,
 // never behind a steady_clock read made before it); durations and clock
-// times to deadlines, rounded up, with the range errors naming the caller;
-// the tick a deadline falls due in; a periodic timer's next deadline.
+// times to deadlines, rounded up (a clock time already passed too), with the
+// range errors naming the caller; lateness, saturated; the tick a deadline
+// falls due in; a periodic timer's next deadline.
 
 #include "time_base.h"
 
@@ -108,19 +109,36 @@ TEST_F(TimeBaseTest, DeadlineAfterOutOfRangeIsInvalidArgumentNamingTheCaller) {
   EXPECT_TRUE(time_.DeadlineAfter(0, absl::Hours(24 * 365 * 100), "x").ok());
 }
 
-TEST_F(TimeBaseTest, DeadlineAtIsThePointItselfRoundedUpOrNowIfPassed) {
+TEST_F(TimeBaseTest, DeadlineAtIsThePointItselfRoundedUpAlsoWhenPassed) {
   clock_->Advance(absl::Milliseconds(10));
-  const int64_t now_ns = time_.NowNs();
-  EXPECT_EQ(*time_.DeadlineAt(now_ns,
-                              absl::Seconds(5) + absl::Milliseconds(20) +
+  EXPECT_EQ(*time_.DeadlineAt(absl::Seconds(5) + absl::Milliseconds(20) +
                                   absl::Nanoseconds(1) / 2,
                               "AtClockTime"),
             20 * kMs + 1);
-  EXPECT_EQ(*time_.DeadlineAt(now_ns, absl::Seconds(1), "AtClockTime"), now_ns);
+  // Passed: since the origin, and before it.
+  EXPECT_EQ(*time_.DeadlineAt(absl::Seconds(5) + absl::Milliseconds(3),
+                              "AtClockTime"),
+            3 * kMs);
+  EXPECT_EQ(*time_.DeadlineAt(absl::Seconds(1) - absl::Nanoseconds(1) / 2,
+                              "AtClockTime"),
+            -4000 * kMs);
+  EXPECT_EQ(*time_.DeadlineAt(-absl::Hours(24 * 365 * 300), "AtClockTime"),
+            std::numeric_limits<int64_t>::min());
   absl::StatusOr<int64_t> far =
-      time_.DeadlineAt(now_ns, absl::Hours(24 * 365 * 300), "AtClockTime");
+      time_.DeadlineAt(absl::Hours(24 * 365 * 300), "AtClockTime");
   ASSERT_FALSE(far.ok());
   EXPECT_THAT(far.status().message(), HasSubstr("AtClockTime: time"));
+}
+
+TEST(LatenessNsTest, IsStartMinusDeadlineSaturated) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(LatenessNs(5 * kMs, 3 * kMs), 2 * kMs);
+  EXPECT_EQ(LatenessNs(5 * kMs, -3 * kMs), 8 * kMs);
+  EXPECT_EQ(LatenessNs(0, kMin + 1), kMax);
+  EXPECT_EQ(LatenessNs(1, kMin), kMax);
+  EXPECT_EQ(LatenessNs(kMax, kMin), kMax);
+  EXPECT_EQ(LatenessNs(kMin, kMax), kMin);
 }
 
 TEST_F(TimeBaseTest, TickOfIsTheFirstTickBoundaryAtOrAfterTheDeadline) {

@@ -142,8 +142,9 @@ struct Stats {
   int64_t executor_threw = 0;      // calls of Options::executor that threw
   int64_t executor_dropped = 0;    // tasks it destroyed unrun (also stopped)
   int64_t worker_queue_depth = 0;  // due callbacks waiting for a free worker
-  // How late callbacks started (start - deadline, by the wheel's clock), over
-  // every callback started so far; within 12.5% (log-linear histogram).
+  // How late callbacks started (start - deadline, by the wheel's clock; for At
+  // a point already passed counts from the point), over every callback
+  // started so far; within 12.5% (log-linear histogram).
   absl::Duration lateness_p50;
   absl::Duration lateness_p99;
   absl::Duration lateness_p999;

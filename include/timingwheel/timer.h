@@ -132,12 +132,12 @@ class Timer {
   // std::nullopt when the timer is not pending (as Pending()).
   //
   // It is the deadline as asked for (`now + d` for AfterFunc and Reset, the
-  // point for At), to the nanosecond above; the callback starts no earlier,
-  // at the first whole tick at or after it. While a periodic timer's callback
-  // runs, its next deadline is not decided yet (the schedule is asked when
-  // the callback returns): Deadline() is then the deadline of the run in
-  // progress, unless a Reset during the run set the next one. A snapshot; see
-  // "Queries and races" above.
+  // point for At, also one already passed), to the nanosecond above; the
+  // callback starts no earlier, at the first whole tick at or after it. While
+  // a periodic timer's callback runs, its next deadline is not decided yet
+  // (the schedule is asked when the callback returns): Deadline() is then the
+  // deadline of the run in progress, unless a Reset during the run set the
+  // next one. A snapshot; see "Queries and races" above.
   std::optional<absl::Duration> Deadline() const;
 
   // `Deadline()` minus the wheel clock's current time, at least zero: zero

@@ -239,11 +239,12 @@ class TimingWheel {
   // (Asio's `expires_at`): never before it, at the first whole tick at or
   // after it. The deadline is `when` itself, not `now + (when - now)` with
   // two readings of the clock; a point already passed runs as soon as
-  // possible, still on a worker. Only for a wheel on SteadyClock() (the
-  // default), whose time is steady_clock's; on another clock use AtClockTime.
-  // Thread-safe, also from callbacks. `f` as for AfterFunc. Errors: as
-  // AfterFunc, and InvalidArgument when the wheel's clock is not
-  // SteadyClock().
+  // possible, still on a worker, and stays the deadline: Timer::Deadline()
+  // says `when`, and the lateness (Stats) counts from it. Only for a wheel on
+  // SteadyClock() (the default), whose time is steady_clock's; on another
+  // clock use AtClockTime. Thread-safe, also from callbacks. `f` as for
+  // AfterFunc. Errors: as AfterFunc, and InvalidArgument when the wheel's
+  // clock is not SteadyClock().
   absl::StatusOr<Timer> At(std::chrono::steady_clock::time_point when,
                            absl::AnyInvocable<void()> f);
   template <class R>
@@ -254,9 +255,10 @@ class TimingWheel {
 
   // The same at `when`, a reading of the wheel's own clock: a time since the
   // clock's origin as its `Clock::Now()` returns it, e.g.
-  // `manual_clock->Now() + absl::Seconds(5)`. Errors: as AfterFunc
-  // (InvalidArgument for an infinite `when`, or one past the supported range,
-  // about 292 years after the wheel's start).
+  // `manual_clock->Now() + absl::Seconds(5)`. A point more than about 292
+  // years before the wheel's start is a deadline of that. Errors: as
+  // AfterFunc (InvalidArgument for an infinite `when`, or one past the
+  // supported range, about 292 years after the wheel's start).
   absl::StatusOr<Timer> AtClockTime(absl::Duration when,
                                     absl::AnyInvocable<void()> f);
   template <class R>
