@@ -9,6 +9,10 @@
 
 #include <utility>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "thread_starter.h"
+
 namespace timingwheel::internal {
 namespace {
 
@@ -35,19 +39,38 @@ Advancer::Advancer(Wheel* wheel, Runner* runner, const TimeBase* time,
                    TimerCounts* counts)
     : wheel_(wheel), runner_(runner), time_(time), counts_(counts) {}
 
-void Advancer::Start(RefCounted* owner,
-                     const std::function<void(ThreadRole)>& on_thread_start) {
-  owner->Ref(2);  // released as each thread exits
-  poller_ = std::thread([this, owner, on_thread_start] {
-    on_thread_start(ThreadRole::kPoller);
-    PollerLoop();
+absl::Status Advancer::Start(
+    RefCounted* owner, const std::function<void(ThreadRole)>& on_thread_start) {
+  // Each thread's reference is released as it exits, or here if it could
+  // not start.
+  owner->Ref();
+  absl::StatusOr<std::thread> poller =
+      ThreadStarter::Start([this, owner, on_thread_start] {
+        on_thread_start(ThreadRole::kPoller);
+        PollerLoop();
+        owner->Unref();
+      });
+  if (!poller.ok()) {
     owner->Unref();
-  });
-  advancer_ = std::thread([this, owner, on_thread_start] {
-    on_thread_start(ThreadRole::kAdvancer);
-    AdvancerLoop();
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the poller: ", poller.status().message()));
+  }
+  poller_ = *std::move(poller);
+  owner->Ref();
+  absl::StatusOr<std::thread> advancer =
+      ThreadStarter::Start([this, owner, on_thread_start] {
+        on_thread_start(ThreadRole::kAdvancer);
+        AdvancerLoop();
+        owner->Unref();
+      });
+  if (!advancer.ok()) {
     owner->Unref();
-  });
+    Stop();  // joins the poller
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the advancer: ", advancer.status().message()));
+  }
+  advancer_ = *std::move(advancer);
+  return absl::OkStatus();
 }
 
 void Advancer::Stop() {

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "delay_queue.h"
 #include "mutex.h"
 #include "node_array.h"
@@ -70,9 +71,11 @@ class Advancer {
   Advancer& operator=(const Advancer&) = delete;
 
   // Starts both threads; each first calls `on_thread_start` with its role
-  // and holds a reference on `owner` until it exits.
-  void Start(RefCounted* owner,
-             const std::function<void(ThreadRole)>& on_thread_start);
+  // and holds a reference on `owner` until it exits. When the system refuses
+  // one (ThreadStarter), stops the poller if it started, and returns
+  // ResourceExhausted naming the thread ("the advancer: ...").
+  absl::Status Start(RefCounted* owner,
+                     const std::function<void(ThreadRole)>& on_thread_start);
   // Closes the delay queue and the inbox, and joins both threads (detaches
   // the calling one). Buckets not flushed stay in their levels.
   void Stop() ABSL_LOCKS_EXCLUDED(inbox_mu_);

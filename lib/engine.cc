@@ -4,6 +4,7 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -31,7 +32,10 @@ absl::StatusOr<Engine*> Engine::Create(Options options) {
     return status;
   }
   auto* engine = new Engine(std::move(options));
-  engine->Start();
+  if (absl::Status status = engine->Start(); !status.ok()) {
+    engine->Unref();  // the last reference: no thread of it runs
+    return status;
+  }
   return engine;
 }
 
@@ -47,11 +51,30 @@ Engine::Engine(Options options)
       runner_(&wheel_, &time_, &counts_, &failures_, this),
       advancer_(&wheel_, &runner_, &time_, &counts_) {}
 
-void Engine::Start() {
-  runner_.Start(workers_, &executor_, [this](int worker) {
+absl::Status Engine::Start() {
+  absl::Status status = runner_.Start(workers_, &executor_, [this](int worker) {
     OnThreadStart(ThreadRole::kWorker, worker);
   });
-  advancer_.Start(this, [this](ThreadRole role) { OnThreadStart(role, 0); });
+  if (status.ok()) {
+    status = advancer_.Start(
+        this, [this](ThreadRole role) { OnThreadStart(role, 0); });
+    if (!status.ok()) {
+      runner_.Close();  // nothing was scheduled: no task comes back
+      runner_.Join();
+    }
+  }
+  if (status.ok()) return status;
+  const std::string asked =
+      executor_ ? "2 threads (a poller and an advancer; the executor runs "
+                  "the callbacks)"
+                : absl::StrCat(workers_ + 2,
+                               " threads (Options::workers = ", workers_,
+                               ", a poller and an advancer)");
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "TimingWheel::Create: cannot start a thread, ", status.message(),
+      "; the wheel asks for ", asked,
+      " and has stopped those it started. Fewer workers, or a higher limit "
+      "on the process's threads or memory, lets it start"));
 }
 
 void Engine::OnThreadStart(ThreadRole role, int index) const {

@@ -12,6 +12,8 @@
 //               the current time, flush each bucket through addOrRun
 //   runner      the worker pool (worker_pool) or the user's executor: run a
 //               callback, then the next run or the re-arm
+//   thread_starter
+//               starting each thread; the system's refusal as a Status
 //   timer_state one timer's node and the state word that decides each race
 //   node_pool   the nodes' memory
 //
@@ -76,7 +78,9 @@ namespace timingwheel::internal {
 class Engine : public RefCounted {
  public:
   // Validates `options` (InvalidArgument naming the option) and starts the
-  // threads. The caller owns the result, and gives it up with ReleaseOwner.
+  // threads (ResourceExhausted, with no thread left running, when the system
+  // refuses one). The caller owns the result, and gives it up with
+  // ReleaseOwner.
   static absl::StatusOr<Engine*> Create(Options options);
 
   // The owner (the TimingWheel) lets go: from now on each lane that still
@@ -130,7 +134,9 @@ class Engine : public RefCounted {
   explicit Engine(Options options);
   ~Engine() override = default;
 
-  void Start();
+  // Starts the threads. When the system refuses one, stops and joins those
+  // started and returns ResourceExhausted saying which and why.
+  absl::Status Start();
   // The first act of each thread the engine starts: names it after the
   // Options::thread_name_prefix and calls Options::on_thread_start.
   void OnThreadStart(ThreadRole role, int index) const;

@@ -71,15 +71,15 @@ Runner::Runner(Wheel* wheel, const TimeBase* time, TimerCounts* counts,
       failures_(failures),
       owner_(owner) {}
 
-void Runner::Start(int workers, const Executor* executor,
-                   std::function<void(int worker)> on_worker_start) {
+absl::Status Runner::Start(int workers, const Executor* executor,
+                           std::function<void(int worker)> on_worker_start) {
   auto run = [this](const DueTimer& task, int worker) { Run(task, worker); };
   if (executor != nullptr && *executor) {
     executor_ = executor;
     lateness_.push_back(std::make_unique<LatencyHistogram>());
     pool_ =
         std::make_unique<WorkerPool>(run, [this](uint64_t id) { HandOff(id); });
-    return;
+    return absl::OkStatus();
   }
   for (int i = 0; i < workers; ++i) {
     lateness_.push_back(
@@ -88,6 +88,10 @@ void Runner::Start(int workers, const Executor* executor,
   owner_->Ref(workers);  // one per thread, released as it exits
   pool_ = std::make_unique<WorkerPool>(
       workers, run, [this] { owner_->Unref(); }, std::move(on_worker_start));
+  absl::Status status = pool_->Start();
+  // The references of the threads that never started (none on success).
+  for (int i = pool_->started(); i < workers; ++i) owner_->Unref();
+  return status;
 }
 
 void Runner::HandOff(uint64_t id) {

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
 #include "failure_report.h"
 #include "ref_counted.h"
 #include "stats.h"
@@ -64,9 +65,11 @@ class Runner {
   Runner& operator=(const Runner&) = delete;
 
   // Starts `workers` threads, each first calling `on_worker_start(index)`,
-  // or, with an `executor`, none: each due timer goes to the executor.
-  void Start(int workers, const Executor* executor,
-             std::function<void(int worker)> on_worker_start);
+  // or, with an `executor`, none: each due timer goes to the executor. When
+  // the system refuses a thread, the pool's error (WorkerPool::Start), with
+  // the threads started joined again.
+  absl::Status Start(int workers, const Executor* executor,
+                     std::function<void(int worker)> on_worker_start);
 
   // Hands the due timers of `batch` (emptied) to the workers; once the pool
   // is closed, cancels them instead (they count as cancelled by Shutdown).

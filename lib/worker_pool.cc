@@ -11,6 +11,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "thread_starter.h"
+
 namespace timingwheel::internal {
 namespace {
 
@@ -77,10 +81,23 @@ WorkerPool::WorkerPool(int workers, RunFn run,
     SpinLockHolder hold(&stashes_.back()->mu);
     stashes_.back()->tasks.reserve(kMaxBatch);
   }
+}
+
+absl::Status WorkerPool::Start() {
+  const int workers = static_cast<int>(stashes_.size());
   threads_.reserve(workers);
   for (int i = 0; i < workers; ++i) {
-    threads_.emplace_back([this, i] { Loop(i); });
+    absl::StatusOr<std::thread> thread =
+        ThreadStarter::Start([this, i] { Loop(i); });
+    if (!thread.ok()) {
+      Close();  // nothing was submitted yet: no task comes back
+      Join();
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "worker ", i, " of ", workers, ": ", thread.status().message()));
+    }
+    threads_.push_back(*std::move(thread));
   }
+  return absl::OkStatus();
 }
 
 WorkerPool::WorkerPool(RunFn run,

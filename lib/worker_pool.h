@@ -96,6 +96,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
 #include "mutex.h"
 #include "task_queue.h"
 #include "timer_state.h"
@@ -108,17 +109,27 @@ class WorkerPool {
   // Runs one task on worker number `worker` (0 .. workers - 1).
   using RunFn = absl::AnyInvocable<void(const Task&, int worker)>;
 
-  // Starts `workers` (>= 1) threads that call `run` for each task.
-  // `on_thread_start`, if set, runs as the first act of each thread, with its
-  // worker number (the engine names the thread there); `on_thread_exit` runs
-  // as the last act of each thread.
+  // A pool of `workers` (>= 1) threads that call `run` for each task, once
+  // Start has started them. `on_thread_start`, if set, runs as the first act
+  // of each thread, with its worker number (the engine names the thread
+  // there); `on_thread_exit` runs as the last act of each thread.
   WorkerPool(int workers, RunFn run, std::function<void()> on_thread_exit,
              std::function<void(int worker)> on_thread_start = nullptr);
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
   // Starts no threads: each task is handed to `hand_off` (see above).
   WorkerPool(RunFn run, absl::AnyInvocable<void(uint64_t id)> hand_off);
-  ~WorkerPool();  // Precondition: Join() was called.
+  // Precondition: Join() was called, or Start failed, or never ran.
+  ~WorkerPool();
+
+  // Starts the threads; call once, first (not in executor mode). When the
+  // system refuses one (ThreadStarter), closes the pool, joins the threads
+  // already started and returns ResourceExhausted naming the worker, e.g.
+  // "worker 12 of 1024: Resource temporarily unavailable (errno 11)".
+  absl::Status Start() ABSL_LOCKS_EXCLUDED(mu_);
+  // The threads started: all the workers once Start succeeded, the ones it
+  // joined again when it failed.
+  int started() const { return static_cast<int>(threads_.size()); }
 
   // Executor mode: runs the task registered under `id`, if Close did not take
   // it back; on the calling thread, as worker 0.

@@ -9,10 +9,21 @@
 // however many timers were created and freed since; a Reset caught between
 // its check that the wheel is open and arming its timer, while Shutdown runs,
 // is waited for and its timer counted by Shutdown (a clock that blocks the
-// Reset's thread inside Now() makes that interleaving certain).
+// Reset's thread inside Now() makes that interleaving certain). Create when
+// the system refuses a thread is ResourceExhausted naming the thread, with
+// every thread started joined and the engine destroyed: for each thread in
+// turn through ThreadStarterTestPeer, and for real in a child process whose
+// RLIMIT_AS leaves no room for 1024 workers' stacks (not under sanitizers).
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -20,12 +31,19 @@
 #include <thread>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 #include "timingwheel/timingwheel.h"
 
 namespace timingwheel {
 namespace {
+
+using ::testing::HasSubstr;
 
 class FaultsTest : public ManualWheelTest</*kWorkers=*/2> {};
 
@@ -194,6 +212,102 @@ TEST(ResetRacingShutdownTest, ShutdownWaitsForTheResetAndCountsItsTimer) {
   EXPECT_EQ(stats.fired, 1);
   EXPECT_EQ(stats.cancelled, 1 + probes);
   EXPECT_EQ(wheel->Pending(), 0);
+}
+
+// Create when the system refuses the thread after `allowed` started ones,
+// on a ManualClock: checks the error, that every thread started ran its
+// hook and was joined (the hook's count is final once Create returns), and
+// that the engine is gone (the clock's only other owner).
+void ExpectRefusedAfter(int allowed, Options options, const char* thread,
+                        const char* asks_for) {
+  SCOPED_TRACE(thread);
+  auto clock = std::make_shared<ManualClock>();
+  options.clock = clock;
+  auto started = std::make_shared<std::atomic<int>>(0);
+  options.on_thread_start = [started](ThreadRole, int) { ++*started; };
+  absl::StatusOr<std::unique_ptr<TimingWheel>> wheel;
+  {
+    ThreadStarterTestPeer refuse(allowed);
+    wheel = TimingWheel::Create(std::move(options));
+  }
+  ASSERT_FALSE(wheel.ok());
+  EXPECT_EQ(wheel.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(wheel.status().message(),
+              HasSubstr(absl::StrCat("TimingWheel::Create: cannot start a "
+                                     "thread, ",
+                                     thread,
+                                     ": Resource temporarily unavailable "
+                                     "(errno 11); the wheel asks for ",
+                                     asks_for)));
+  EXPECT_EQ(started->load(), allowed);
+  EXPECT_EQ(clock.use_count(), 1) << "the engine was not destroyed";
+}
+
+TEST(ThreadRefusedTest, CreateIsResourceExhaustedAndStopsTheThreadsStarted) {
+  // Three workers start first, then the poller, then the advancer.
+  const char* const threads[] = {"worker 0 of 3", "worker 1 of 3",
+                                 "worker 2 of 3", "the poller", "the advancer"};
+  for (int allowed = 0; allowed < 5; ++allowed) {
+    Options options;
+    options.workers = 3;
+    ExpectRefusedAfter(allowed, std::move(options), threads[allowed],
+                       "5 threads (Options::workers = 3, a poller and an "
+                       "advancer)");
+  }
+  ThreadStarterTestPeer refuse(/*allowed=*/5);
+  Options options;
+  options.clock = std::make_shared<ManualClock>();
+  options.workers = 3;
+  EXPECT_TRUE(TimingWheel::Create(std::move(options)).ok());
+}
+
+TEST(ThreadRefusedTest, WithAnExecutorOnlyThePollerAndTheAdvancerStart) {
+  for (int allowed = 0; allowed < 2; ++allowed) {
+    Options options;
+    options.executor = [](absl::AnyInvocable<void()> task) { task(); };
+    ExpectRefusedAfter(allowed, std::move(options),
+                       allowed == 0 ? "the poller" : "the advancer",
+                       "2 threads (a poller and an advancer; the executor "
+                       "runs the callbacks)");
+  }
+}
+
+// Create in a process whose address space holds a few more thread stacks
+// only (RLIMIT_AS, which binds root too, where RLIMIT_NPROC does not), with
+// 1024 workers: exits 0 if Create says ResourceExhausted, after printing the
+// status.
+[[noreturn]] void CreateBeyondTheAddressSpace() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0;
+  statm >> pages;
+  const uint64_t headroom = uint64_t{64} << 20;  // 8 stacks of 8 MiB
+  rlimit limit{};
+  getrlimit(RLIMIT_AS, &limit);
+  limit.rlim_cur =
+      pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) + headroom;
+  if (setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(3);
+  Options options;
+  options.clock = std::make_shared<ManualClock>();
+  options.workers = 1024;
+  absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
+      TimingWheel::Create(std::move(options));
+  if (wheel.ok()) {
+    std::fprintf(stderr, "Create started all 1024 workers\n");
+    std::_Exit(1);
+  }
+  std::fprintf(stderr, "%s\n", wheel.status().ToString().c_str());
+  std::_Exit(wheel.status().code() == absl::StatusCode::kResourceExhausted ? 0
+                                                                           : 2);
+}
+
+TEST(ThreadLimitDeathTest, CreateBeyondTheAddressSpaceIsResourceExhausted) {
+  if (kSanitized) {
+    GTEST_SKIP() << "the sanitizers reserve terabytes of address space, so "
+                    "RLIMIT_AS cannot leave room for a few thread stacks";
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(CreateBeyondTheAddressSpace(), ::testing::ExitedWithCode(0),
+              "RESOURCE_EXHAUSTED: TimingWheel::Create: .*worker");
 }
 
 }  // namespace

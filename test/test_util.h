@@ -14,6 +14,8 @@
 //   * `TimingWheelTestPeer` reaches the engine behind a TimingWheel (declared
 //     a friend there), and `EngineTestPeer` the wheel inside an engine, for
 //     tests that check where timers sit.
+//   * `ThreadStarterTestPeer` makes the system refuse thread starts, for
+//     tests of what the wheel does then.
 //   * `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock,
 //     Start to rebuild it with other Options, and Advance / AdvanceTo, which
 //     move the clock and wait until the wheel is quiescent.
@@ -67,6 +69,7 @@
 #include "absl/time/time.h"
 #include "engine.h"
 #include "gtest/gtest.h"
+#include "thread_starter.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timingwheel.h"
 
@@ -121,6 +124,18 @@ class EngineTestPeer {
   static int64_t QueuedBuckets(internal::Engine& engine) {
     return engine.wheel_.queue().size();
   }
+};
+
+// Makes thread starts fail as the system would (ThreadStarter), for as long
+// as it lives: `allowed` more starts succeed, every later one is refused.
+class ThreadStarterTestPeer {
+ public:
+  explicit ThreadStarterTestPeer(int64_t allowed) {
+    internal::ThreadStarter::starts_left_.store(allowed);
+  }
+  ThreadStarterTestPeer(const ThreadStarterTestPeer&) = delete;
+  ThreadStarterTestPeer& operator=(const ThreadStarterTestPeer&) = delete;
+  ~ThreadStarterTestPeer() { internal::ThreadStarter::starts_left_.store(-1); }
 };
 
 class TimingWheelTestPeer {

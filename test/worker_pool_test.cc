@@ -7,7 +7,9 @@
 // FIFO order; Submit after Close returns false and leaves the batch alone;
 // Close returns the tasks not started, the stashed ones included, each once;
 // Join from a task's own thread detaches that thread instead of deadlocking;
-// on_thread_exit runs once per thread; a slow task does not hold back another
+// on_thread_exit runs once per thread; a worker thread the system refuses
+// (ThreadStarterTestPeer) makes Start close the pool, join the workers it
+// started and say which one failed; a slow task does not hold back another
 // task while a worker is free (a free worker steals the tasks stashed behind
 // it, wherever it sits in a burst); Outstanding and QueueDepth count queued,
 // stashed and running tasks, and Outstanding is never 0 while a submitted task
@@ -36,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -57,6 +60,7 @@ class WorkerPoolTestPeer {
 namespace {
 
 using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAreArray;
 
 TimerNode* FakeNode(int i) {
@@ -144,6 +148,7 @@ TEST(WorkerPoolTest, RunsEveryTaskOnceWithItsNodeAndGeneration) {
   WorkerPool pool(
       3, [&](const WorkerPool::Task& task, int) { recorder.Record(task); },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   PoolCloser closer(&pool);
   std::vector<WorkerPool::Task> batch = MakeTasks(150);
   ASSERT_TRUE(pool.Submit(&batch));
@@ -163,6 +168,7 @@ TEST(WorkerPoolTest, OneWorkerRunsTasksInSubmissionOrder) {
   WorkerPool pool(
       1, [&](const WorkerPool::Task& task, int) { recorder.Record(task); },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   PoolCloser closer(&pool);
   std::vector<WorkerPool::Task> batch = MakeTasks(100);
   ASSERT_TRUE(pool.Submit(&batch));
@@ -185,6 +191,7 @@ void ExpectRunsAtOnce(int workers, bool as_batch) {
         }
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   PoolCloser closer(&pool);
   if (as_batch) {
     std::vector<WorkerPool::Task> batch = MakeTasks(workers);
@@ -213,6 +220,7 @@ TEST(WorkerPoolTest, SubmitAfterCloseReturnsFalseAndKeepsTheTasks) {
   WorkerPool pool(
       2, [&](const WorkerPool::Task& task, int) { recorder.Record(task); },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   EXPECT_TRUE(pool.Close().empty());
   EXPECT_FALSE(SubmitOne(&pool, MakeTask(0)));
   std::vector<WorkerPool::Task> batch = {MakeTask(1), MakeTask(2)};
@@ -240,6 +248,7 @@ TEST(WorkerPoolTest, CloseReturnsTheUnstartedTasksInOrder) {
         }
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(first_started.Wait());
   for (int i = 1; i <= 5; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
@@ -267,6 +276,7 @@ TEST(WorkerPoolTest, CloseLetsTheRunningTaskFinish) {
         finished.store(true);
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(started.Wait());
   EXPECT_TRUE(pool.Close().empty());
@@ -281,6 +291,7 @@ TEST(WorkerPoolTest, OnThreadExitRunsOncePerThread) {
   {
     WorkerPool pool(
         3, [](const WorkerPool::Task&, int) {}, [&] { exits.fetch_add(1); });
+    ASSERT_TRUE(pool.Start().ok());
     ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
     EXPECT_EQ(exits.load(), 0);
     pool.Close();
@@ -288,6 +299,30 @@ TEST(WorkerPoolTest, OnThreadExitRunsOncePerThread) {
     EXPECT_EQ(exits.load(), 3);
   }
   EXPECT_EQ(exits.load(), 3);
+}
+
+TEST(WorkerPoolTest, ARefusedThreadStopsTheStartedOnesAndNamesTheWorker) {
+  std::atomic<int> starts{0};
+  std::atomic<int> exits{0};
+  std::atomic<int> runs{0};
+  WorkerPool pool(
+      4, [&](const WorkerPool::Task&, int) { runs.fetch_add(1); },
+      [&] { exits.fetch_add(1); }, [&](int) { starts.fetch_add(1); });
+  absl::Status status;
+  {
+    ThreadStarterTestPeer refuse(/*allowed=*/2);
+    status = pool.Start();
+  }
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(status.message(),
+              HasSubstr("worker 2 of 4: Resource temporarily unavailable"));
+  // The two started were joined: each ran its first and last act.
+  EXPECT_EQ(pool.started(), 2);
+  EXPECT_EQ(starts.load(), 2);
+  EXPECT_EQ(exits.load(), 2);
+  // Closed: no task is taken.
+  EXPECT_FALSE(SubmitOne(&pool, MakeTask(0)));
+  EXPECT_EQ(runs.load(), 0);
 }
 
 TEST(WorkerPoolTest, JoinFromATasksOwnThreadDetachesInsteadOfDeadlocking) {
@@ -305,6 +340,7 @@ TEST(WorkerPoolTest, JoinFromATasksOwnThreadDetachesInsteadOfDeadlocking) {
         joined.Notify();
       },
       [&] { exits.fetch_add(1); });
+  ASSERT_TRUE(pool->Start().ok());
   ASSERT_TRUE(SubmitOne(pool.get(), MakeTask(0)));
   ASSERT_TRUE(joined.Wait()) << "Join from a task deadlocked";
   // The detached thread leaves its loop on its own.
@@ -331,6 +367,7 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackAShortQueue) {
           }
         },
         [] {});
+    ASSERT_TRUE(pool.Start().ok());
     std::vector<WorkerPool::Task> batch = MakeTasks(fast + 1);
     ASSERT_TRUE(pool.Submit(&batch));
     EXPECT_TRUE(Eventually([&] { return fast_done.load() == fast; }))
@@ -357,6 +394,7 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackASingleSubmission) {
         }
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(slow_started.Wait());
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(1)));
@@ -386,6 +424,7 @@ TEST(WorkerPoolTest, SlowTaskDoesNotHoldBackALongQueue) {
         }
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   std::vector<WorkerPool::Task> batch = MakeTasks(kTasks);
   ASSERT_TRUE(pool.Submit(&batch));
   const bool all_ran = Eventually(
@@ -418,6 +457,7 @@ TEST(WorkerPoolTest, OutstandingAndQueueDepthCountQueuedAndRunningTasks) {
         done.fetch_add(1);
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   EXPECT_EQ(pool.Outstanding(), 0);
   EXPECT_EQ(pool.QueueDepth(), 0);
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
@@ -451,6 +491,7 @@ TEST(WorkerPoolTest, OutstandingCountsATaskUntilItReturns) {
         gate.Pass();
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(started.Wait());
   // The task cannot return before the gate opens: until then it counts.
@@ -481,6 +522,7 @@ TEST(WorkerPoolTest, QueueGivesBackItsSpareChunksWhenABurstDrains) {
         recorder.Record(task);
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   PoolCloser closer(&pool);
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(0)));
   ASSERT_TRUE(started.Wait());
@@ -536,6 +578,7 @@ TEST(WorkerPoolTest, FreeWorkerStealsTheStashOfAWorkerBlockedInASlowTask) {
         }
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   PoolCloser closer(&pool);
   ASSERT_TRUE(SubmitOne(&pool, MakeTask(kBlocker)));
   ASSERT_TRUE(blocker_started.Wait());
@@ -587,6 +630,7 @@ TEST(WorkerPoolTest, SlowTaskAnywhereInABurstDoesNotHoldBackTheRest) {
           }
         },
         [] {});
+    ASSERT_TRUE(pool.Start().ok());
     PoolCloser closer(&pool);
     std::vector<WorkerPool::Task> batch = MakeTasks(kTasks);
     ASSERT_TRUE(pool.Submit(&batch));
@@ -619,6 +663,7 @@ TEST(WorkerPoolTest, CloseTakesBackTheStashFirstThenTheQueueInOrder) {
         }
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   std::vector<WorkerPool::Task> batch = MakeTasks(10);
   ASSERT_TRUE(pool.Submit(&batch));
   ASSERT_TRUE(started.Wait());
@@ -658,6 +703,7 @@ TEST(WorkerPoolTest, CloseTakesBackEveryStashOnceAndNoneRunsAfterIt) {
         gate.Pass();
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   std::vector<WorkerPool::Task> batch = MakeTasks(kTasks);
   ASSERT_TRUE(pool.Submit(&batch));
   ASSERT_TRUE(Eventually([&] { return started.load() == 2; }));
@@ -758,6 +804,7 @@ TEST(WorkerPoolTest, StressEveryTaskRunsExactlyOnceAndOutstandingReachesZero) {
         RunStressTask(task, &runs, &ran);
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   PoolCloser closer(&pool);
   StressSubmitters submitters;
   // Outstanding() == 0 means every task submitted before it ran to the end.
@@ -800,6 +847,7 @@ TEST(WorkerPoolTest, StressCloseWhileSubmittingLosesAndDuplicatesNothing) {
         RunStressTask(task, &runs, &ran);
       },
       [] {});
+  ASSERT_TRUE(pool.Start().ok());
   StressSubmitters submitters;
   submitters.Start(&pool, seed);
   const int64_t close_at = std::mt19937(seed)() % StressSubmitters::kTasks;
@@ -847,6 +895,7 @@ TEST(WorkerPoolTest, OnThreadStartRunsFirstOnEachWorkerWithItsNumber) {
       [](int worker) {
         SetCurrentThreadName(("tw-worker-" + std::to_string(worker)).c_str());
       });
+  ASSERT_TRUE(pool.Start().ok());
   for (int i = 0; i < kWorkers; ++i) ASSERT_TRUE(SubmitOne(&pool, MakeTask(i)));
   ASSERT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
   pool.Close();

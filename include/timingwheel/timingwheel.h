@@ -138,7 +138,11 @@ absl::AnyInvocable<void()> FromFunction(std::function<R()> f) {
 class TimingWheel {
  public:
   // Validates `options` and starts the poller, advancer and worker threads.
-  // Errors: InvalidArgument naming the option, its value and what is allowed.
+  // Errors: InvalidArgument naming the option, its value and what is allowed;
+  // ResourceExhausted when the system refuses to start a thread (a pid or
+  // thread limit, `ulimit -v`), naming the thread, how many the wheel asks
+  // for and the system's error, once the threads already started are
+  // stopped and joined.
   static absl::StatusOr<std::unique_ptr<TimingWheel>> Create(
       Options options = {});
 
