@@ -107,8 +107,7 @@ absl::StatusOr<LoopNode*> LoopEngine::ScheduleAt(absl::Duration when,
                                                    "; it must be finite"));
   }
   if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
-  absl::StatusOr<int64_t> deadline =
-      time_.DeadlineAt(time_.NowNs(), when, caller);
+  absl::StatusOr<int64_t> deadline = time_.DeadlineAt(when, caller);
   if (!deadline.ok()) return deadline.status();
   return NewArmed(std::move(f), nullptr, *deadline, caller);
 }
