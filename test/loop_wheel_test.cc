@@ -9,9 +9,9 @@
 //     something is due, nullopt when nothing is pending, and a loop that
 //     sleeps on it wakes once per bucket, not per tick;
 //   * Stop, Reset, Pending, Deadline and TimeLeft as for TimingWheel's
-//     Timer, from outside and from the timer's own callback; periodic
-//     timers (Every, ScheduleFunc), whose scheduler is not asked after a
-//     Stop from the callback;
+//     Timer, and ScopedLoopTimer, from outside and from the timer's own
+//     callback; periodic timers (Every, ScheduleFunc), whose scheduler is not
+//     asked after a Stop from the callback;
 //   * timers a callback makes due run in the same RunDue, after it; a
 //     callback may destroy the wheel; handles outlive it;
 //   * errors: bad options, an empty callback, an infinite delay, max_pending,
@@ -151,6 +151,21 @@ TEST_F(LoopWheelTest, StopPreventsTheRunOnceAndOnlyOnce) {
   clock_->Advance(Ms(5));
   EXPECT_TRUE(due.Stop());
   EXPECT_EQ(wheel_->RunDue(), 0);
+}
+
+TEST_F(LoopWheelTest, AScopedLoopTimerStopsItsTimerWhenItGoes) {
+  {
+    ScopedLoopTimer deadline(wheel_->AfterFunc(Ms(10), Record("t")).value());
+    EXPECT_TRUE(deadline->Pending());
+  }
+  EXPECT_EQ(RunAt(Ms(20)), 0);
+  LoopTimer kept;
+  {
+    ScopedLoopTimer deadline(wheel_->AfterFunc(Ms(30), Record("kept")).value());
+    kept = deadline.Release();
+  }
+  EXPECT_EQ(RunAt(Ms(50)), 1);  // 30 ms after it was made, at 20 ms
+  EXPECT_THAT(runs_, ElementsAre("kept@50"));
 }
 
 TEST_F(LoopWheelTest, ResetMovesTheDeadlineAndArmsAgainAfterTheRun) {

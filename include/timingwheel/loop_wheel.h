@@ -69,6 +69,7 @@
 #include "timingwheel/clock.h"
 #include "timingwheel/options.h"
 #include "timingwheel/scheduler.h"
+#include "timingwheel/scoped_timer.h"
 
 namespace timingwheel {
 
@@ -146,6 +147,9 @@ class LoopTimer {
 
   internal::LoopNode* node_ = nullptr;
 };
+
+// Stops its LoopTimer when it goes out of scope (see scoped_timer.h).
+using ScopedLoopTimer = BasicScopedTimer<LoopTimer>;
 
 class LoopWheel {
  public:

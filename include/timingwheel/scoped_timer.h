@@ -45,49 +45,55 @@
 
 namespace timingwheel {
 
-class ScopedTimer {
+// The guard for a handle type `TimerT` (Timer, or LoopTimer of an event-loop
+// wheel, as ScopedLoopTimer in loop_wheel.h): anything with Stop(), a
+// comparison and an empty state.
+template <class TimerT>
+class BasicScopedTimer {
  public:
   // A guard that holds no timer.
-  ScopedTimer() = default;
+  BasicScopedTimer() = default;
   // Takes `timer`, to be stopped when the guard goes.
-  explicit ScopedTimer(Timer timer) : timer_(std::move(timer)) {}
+  explicit BasicScopedTimer(TimerT timer) : timer_(std::move(timer)) {}
 
   // Move-only: the timer moves with the guard, and the guard moved from holds
   // none (its destructor then stops nothing).
-  ScopedTimer(ScopedTimer&& other) noexcept = default;
+  BasicScopedTimer(BasicScopedTimer&& other) noexcept = default;
   // Stops the timer this guard held, then takes `other`'s. When both hold the
   // same timer (two guards of copies of one handle), nothing is stopped: this
   // guard goes on holding it, and stops it when it goes.
-  ScopedTimer& operator=(ScopedTimer&& other) noexcept {
+  BasicScopedTimer& operator=(BasicScopedTimer&& other) noexcept {
     if (this != &other) {
       if (timer_ != other.timer_) timer_.Stop();
       timer_ = std::move(other.timer_);
     }
     return *this;
   }
-  ScopedTimer(const ScopedTimer&) = delete;
-  ScopedTimer& operator=(const ScopedTimer&) = delete;
+  BasicScopedTimer(const BasicScopedTimer&) = delete;
+  BasicScopedTimer& operator=(const BasicScopedTimer&) = delete;
 
   // Stops the timer (Timer::Stop: a callback not started never starts; one
   // already started is not waited for).
-  ~ScopedTimer() { timer_.Stop(); }
+  ~BasicScopedTimer() { timer_.Stop(); }
 
   // Gives the timer back, still armed; the guard then holds none.
-  Timer Release() { return std::move(timer_); }
+  TimerT Release() { return std::move(timer_); }
 
   // The timer held (an empty handle when none), e.g. to Reset the deadline:
   // `deadline.get().Reset(absl::Seconds(2))`, or `deadline->Reset(...)`.
-  Timer& get() { return timer_; }
-  const Timer& get() const { return timer_; }
-  Timer* operator->() { return &timer_; }
-  const Timer* operator->() const { return &timer_; }
+  TimerT& get() { return timer_; }
+  const TimerT& get() const { return timer_; }
+  TimerT* operator->() { return &timer_; }
+  const TimerT* operator->() const { return &timer_; }
 
   // True if the guard holds a timer.
   explicit operator bool() const { return static_cast<bool>(timer_); }
 
  private:
-  Timer timer_;
+  TimerT timer_;
 };
+
+using ScopedTimer = BasicScopedTimer<Timer>;
 
 }  // namespace timingwheel
 
