@@ -28,9 +28,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "bucket.h"
+#include "core/placement.h"
 #include "delay_queue.h"
 #include "mutex.h"
-#include "core/placement.h"
 #include "timer_state.h"
 
 namespace timingwheel::internal {
