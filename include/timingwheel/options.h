@@ -67,7 +67,7 @@ struct Options {
   // hardware_concurrency().
   int workers = 0;
   // The time source; nullptr = SteadyClock().
-  std::shared_ptr<Clock> clock;
+  std::shared_ptr<Clock> clock = nullptr;
   // Most timers pending at once; AfterFunc and Every beyond it fail with
   // ResourceExhausted. 0 = unlimited.
   int64_t max_pending = 0;
@@ -100,13 +100,14 @@ struct Options {
   // executor's own threads (a task that ran last releases it). So an
   // executor that owns threads should not be owned by the wheel: keep the
   // pool elsewhere, outliving the wheel, and capture a pointer to it.
-  absl::AnyInvocable<void(absl::AnyInvocable<void()> task) const> executor;
+  absl::AnyInvocable<void(absl::AnyInvocable<void()> task) const> executor =
+      nullptr;
   // Told of what went wrong where no caller can be told (see Failure). Called
   // on the thread that saw it, with no lock of the wheel held; it must be
   // thread-safe. Exceptions it throws are swallowed. Empty (the default): a
   // line on stderr, at most one a second per wheel, saying how many were
   // left out meanwhile.
-  absl::AnyInvocable<void(const Failure& failure) const> on_failure;
+  absl::AnyInvocable<void(const Failure& failure) const> on_failure = nullptr;
   // The wheel's threads are named `<prefix>-poller`, `<prefix>-advancer` and
   // `<prefix>-worker-N` (N from 0), as `top -H`, `ps -L` and debuggers show
   // them; give two wheels of one process different prefixes to tell their
@@ -124,7 +125,8 @@ struct Options {
   // threads at once (hence `const`), possibly after Create returned; every
   // call has returned when Shutdown returns. It must not throw, nor call into
   // the wheel being created, whose threads are not running yet.
-  absl::AnyInvocable<void(ThreadRole role, int index) const> on_thread_start;
+  absl::AnyInvocable<void(ThreadRole role, int index) const> on_thread_start =
+      nullptr;
 };
 
 // A snapshot of a wheel's counters (TimingWheel::GetStats). Exact when the
