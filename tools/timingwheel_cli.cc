@@ -93,7 +93,8 @@ ABSL_FLAG(bool, json, false,
           "Print the results as one JSON object instead of a text report.");
 ABSL_FLAG(std::string, plot, "",
           "Also write the lateness distribution (histogram and CDF) to this "
-          "file as an SVG image, e.g. --plot=lateness.svg.");
+          "file as an SVG image, e.g. --plot=lateness.svg, and name it at the "
+          "end of the report (on stderr with --json).");
 ABSL_FLAG(bool, progress, false,
           "Show the progress bar on stderr even when stderr is not a "
           "terminal.");
@@ -602,6 +603,9 @@ int Main() {
     const absl::Status written = WritePlot(
         *std::move(plot), plot_path, LatenessPlotSvg(results, run.lateness_ns));
     if (!written.ok()) return BadOptions(written);
+    // Last, where it is seen; not in the JSON on stdout.
+    std::fprintf(absl::GetFlag(FLAGS_json) ? stderr : stdout,
+                 "Lateness plot: %s\n", plot_path.c_str());
   }
   return Passed(results) ? 0 : 1;
 }

@@ -9,7 +9,8 @@ Usage: cli_plot_test.py TIMINGWHEEL_CLI SCRATCH_DIR
    the SVG parses as XML, is self-contained SVG 1.1, and holds the title, the
    histogram (whose bars add up to the run's fired timers), a rising CDF that
    ends at 100%, labelled axes and the four markers, whose values agree with
-   the JSON report.
+   the JSON report. The run names the plot file on stderr (--json), and without
+   --json as the last line of its report.
 2. --plot into a directory that does not exist: exit 2 before the run, with
    a message naming the file and the reason.
 3. --plot=/dev/full: the run happens, then writing fails: exit 2, with the
@@ -62,6 +63,8 @@ def check_plot(cli, scratch):
         return
     report = json.loads(result.stdout)
     lateness = report["lateness"]
+    check(f"Lateness plot: {path}" in result.stderr,
+          f"--json run does not name the plot on stderr: {result.stderr!r}")
 
     try:
         root = ET.parse(path).getroot()
@@ -135,6 +138,14 @@ def check_plot(cli, scratch):
               f"marker {name} says {got} ns, the report {want} ns")
 
 
+def check_named(cli, scratch):
+    path = os.path.join(scratch, "named.svg")
+    result = run(cli, "--timers=1000", "--window=10ms", f"--plot={path}")
+    check(result.returncode == 0 and
+          result.stdout.splitlines()[-1:] == [f"Lateness plot: {path}"],
+          f"the report does not end by naming the plot: {result.stdout!r}")
+
+
 def check_bad_paths(cli, scratch):
     missing = os.path.join(scratch, "no-such-dir", "plot.svg")
     result = run(cli, "--timers=1000", "--window=10ms", f"--plot={missing}")
@@ -161,6 +172,7 @@ def main():
     cli, scratch = sys.argv[1:]
     os.makedirs(scratch, exist_ok=True)
     check_plot(cli, scratch)
+    check_named(cli, scratch)
     check_bad_paths(cli, scratch)
     for failure in failures:
         print("FAIL:", failure)
