@@ -13,8 +13,8 @@ installs into ~/.local stays there. A block that fails stops the test, which
 prints the block and its output.
 
 The README's other commands are not run here: `./tools/test.sh` is what CI
-runs, and `./tools/run.sh` builds every Release target, which is too slow for
-a test.
+runs, and `./tools/run.sh` runs a million timers, too long for a test
+(run_sh_test.py checks what it installs and builds).
 """
 
 import os

@@ -42,7 +42,8 @@ cd "$(dirname "$0")/.."
 readonly ALL_CONFIGS=(lint debug clang-tsa tsan gcc-tsan asan fuzz)
 readonly PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev clang-format clang-tidy
-  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev pkg-config python3
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
+  pkg-config python3
 )
 readonly LOG_DIR=build/test-logs
 
