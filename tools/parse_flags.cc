@@ -20,6 +20,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -32,10 +33,12 @@ namespace {
 
 constexpr size_t kHelpWidth = 80;
 
-// Abseil's help flags, which are not registered flags: recognised by name.
+// Abseil's help flags, which are not registered flags, and -h: recognised by
+// name.
 bool IsHelpFlag(absl::string_view name) {
-  return name == "help" || name == "helpshort" || name == "helpfull" ||
-         name == "helppackage" || name == "helpmatch" || name == "helpon";
+  return name == "h" || name == "help" || name == "helpshort" ||
+         name == "helpfull" || name == "helppackage" || name == "helpmatch" ||
+         name == "helpon";
 }
 
 // Left to absl::ParseCommandLine: --version and --only_check_args exit 0
@@ -43,6 +46,19 @@ bool IsHelpFlag(absl::string_view name) {
 bool IsLeftToAbseil(absl::string_view name) {
   return name == "version" || name == "only_check_args" || name == "flagfile" ||
          name == "fromenv" || name == "tryfromenv" || name == "undefok";
+}
+
+// What to add to Abseil's "Illegal value" of a duration flag: that a number
+// needs a unit (Abseil takes a bare 0 only).
+std::string DurationHint(absl::string_view name, absl::string_view value) {
+  double number = 0;
+  if (absl::SimpleAtod(value, &number)) {
+    return absl::StrCat(
+        ": a duration needs a unit (ns, us, ms, s, m or h), "
+        "e.g. --",
+        name, "=", value, "ms");
+  }
+  return ": a duration is a number and a unit, e.g. 1ms, 100us, 1.5s, 2m";
 }
 
 struct CommandLine {
@@ -105,7 +121,12 @@ CommandLine Check(int argc, char** argv) {
       value = argv[++i];  // --name value
     }
     std::string error;
-    if (!flag->ParseFrom(value, &error)) c.problems.push_back(error);
+    if (!flag->ParseFrom(value, &error)) {
+      if (flag->IsOfType<absl::Duration>()) {
+        absl::StrAppend(&error, DurationHint(name, value));
+      }
+      c.problems.push_back(error);
+    }
   }
   return c;
 }

@@ -10,10 +10,11 @@
 // after printing --help and on a bad flag, and that Abseil has no hook to
 // change either. So ParseFlags first checks the command line itself, with
 // Abseil's public flag reflection: an unknown flag, a flag without its value,
-// a value the flag's type rejects (--timers=abc) and a positional argument
-// are each reported on stderr and give 2; --help (and --helpshort,
-// --helpfull, --helppackage, --helpmatch, --helpon) prints the tool's usage
-// message and flags on stdout and gives 0. Only a command line that passed
+// a value the flag's type rejects (--timers=abc; a duration without its unit,
+// --tick=1, is told it needs one) and a positional argument are each reported
+// on stderr and give 2; --help (and -h, --helpshort, --helpfull,
+// --helppackage, --helpmatch, --helpon) prints the tool's usage message and
+// flags on stdout and gives 0. Only a command line that passed
 // is then handed to absl::ParseCommandLine, which sets the flags and handles
 // what is left: --version and --only_check_args (exit 0), and --flagfile,
 // --fromenv, --tryfromenv and --undefok, whose errors it still reports with

@@ -6,10 +6,10 @@ ctest.
 
 Usage: cli_exit_test.py TIMINGWHEEL_CLI TIMINGWHEEL_SOAK SCRATCH_DIR
 
-1. Both tools: --help prints the usage and the tool's flags and exits 0; an
-   unknown flag, a value the flag's type rejects, a flag without its value and
-   a positional argument each exit 2 with a message naming it, and nothing
-   runs.
+1. Both tools: --help and -h print the usage and the tool's flags and exit
+   0; an unknown flag, a value the flag's type rejects (a duration without
+   its unit is told it needs one), a flag without its value and a positional
+   argument each exit 2 with a message naming it, and nothing runs.
 2. timingwheel_cli --timers=99999999999999 exits 2 at once with the memory
    the run would need and the largest --timers allowed, not std::bad_alloc.
    In both tools, a flag whose value is out of its range (a negative or huge
@@ -42,15 +42,20 @@ def run(*args, timeout=120):
 
 
 def check_usage(tool, name, bad_value_flag):
-    result = run(tool, "--help")
-    check(result.returncode == 0,
-          f"{name} --help: exit {result.returncode}, want 0")
-    check("Exit status" in result.stdout and "--threads (default" in
-          result.stdout, f"{name} --help: no usage or flags in {result.stdout!r}")
+    for flag in ("--help", "-h"):
+        result = run(tool, flag)
+        check(result.returncode == 0,
+              f"{name} {flag}: exit {result.returncode}, want 0")
+        check("Exit status" in result.stdout and "--threads (default" in
+              result.stdout,
+              f"{name} {flag}: no usage or flags in {result.stdout!r}")
 
     for args, message in (
             ([f"--{bad_value_flag}=abc"],
              f"Illegal value 'abc' specified for flag '{bad_value_flag}'"),
+            (["--tick=1"], "a duration needs a unit (ns, us, ms, s, m or h), "
+             "e.g. --tick=1ms"),
+            (["--tick=fast"], "a duration is a number and a unit"),
             (["--bogus"], "unknown flag --bogus"),
             ([f"--{bad_value_flag}"], f"--{bad_value_flag} needs a value"),
             (["stray"], "unexpected argument 'stray'")):
