@@ -28,7 +28,8 @@ namespace {
 
 constexpr int kWidth = 960;
 constexpr int kHeight = 700;
-constexpr double kPlotLeft = 84;
+// Room on the left for the CDF's longest percent label, "99.99999%".
+constexpr double kPlotLeft = 104;
 constexpr double kPlotRight = 916;
 // Baselines of the three title lines.
 constexpr double kTitleY = 28;
@@ -261,6 +262,42 @@ void AppendHistogram(std::string& out, const LatenessAxis& axis,
   out += "</g>\n";
 }
 
+// The CDF's vertical axis, stretched for the tail: a fraction f of the
+// timers is drawn at log10(1 / (1 - f)), so that each nine gets the same
+// height: 0% at the bottom, then 90%, 99%, 99.9% and so on up to
+// 1 - 10^-nines at the top, where nines is the number of digits of the
+// sample count n (at most kMaxNines). The largest fraction short of all,
+// 1 - 1/n, is then below the top, and all of them (f = 1, the max) is drawn
+// at the top; beyond kMaxNines, fractions above 1 - 10^-kMaxNines are at the
+// top too.
+constexpr int kMaxNines = 7;
+
+class TailScale {
+ public:
+  explicit TailScale(size_t samples)
+      : nines_(std::min(FloorLog10(static_cast<int64_t>(samples)) + 1,
+                        kMaxNines)) {}
+
+  int nines() const { return nines_; }
+  double Y(double fraction) const {
+    const double top = nines_;
+    const double height =
+        fraction >= 1 ? top : std::min(-std::log10(1 - fraction), top);
+    return kCdf.bottom - height / top * kCdf.height();
+  }
+
+ private:
+  int nines_;
+};
+
+// "0%", "90%", "99%", "99.9%", ...: 1 - 10^-nines as a percentage.
+std::string NinesLabel(int nines) {
+  if (nines == 0) return "0%";
+  if (nines == 1) return "90%";
+  return absl::StrCat("99", nines > 2 ? "." : "", std::string(nines - 2, '9'),
+                      "%");
+}
+
 // The fraction of `sorted_ns` that is <= `ns`.
 double FractionAtOrBelow(const std::vector<int64_t>& sorted_ns, double ns) {
   const auto end = std::upper_bound(
@@ -270,26 +307,23 @@ double FractionAtOrBelow(const std::vector<int64_t>& sorted_ns, double ns) {
          static_cast<double>(sorted_ns.size());
 }
 
-double CdfY(double fraction) { return kCdf.bottom - fraction * kCdf.height(); }
-
 void AppendCdf(std::string& out, const LatenessAxis& axis,
-               const std::vector<int64_t>& sorted_ns) {
+               const TailScale& scale, const std::vector<int64_t>& sorted_ns) {
   out += "<g id=\"cdf\">\n";
-  for (int percent = 0; percent <= 100; percent += 25) {
-    const double y = CdfY(percent / 100.0);
+  for (int nines = 0; nines <= scale.nines(); ++nines) {
+    const double y = scale.Y(1 - std::pow(10.0, -nines));
     AppendLine(out, kPlotLeft, y, kPlotRight, y,
                absl::StrCat("stroke=\"", kGridColor, "\""));
     AppendLine(out, kPlotLeft - 5, y, kPlotLeft, y,
                absl::StrCat("stroke=\"", kAxisColor, "\""));
-    AppendText(out, kPlotLeft - 8, y + 4, "end", "",
-               absl::StrCat(percent, "%"));
+    AppendText(out, kPlotLeft - 8, y + 4, "end", "", NinesLabel(nines));
   }
   AppendLatenessAxis(out, axis, kCdf);
   // One point per pixel column: the step function, exact at each column.
   std::string points;
   for (double x = kPlotLeft; x <= kPlotRight; x += 1) {
     absl::StrAppend(&points, points.empty() ? "" : " ", Px(x), ",",
-                    Px(CdfY(FractionAtOrBelow(sorted_ns, axis.Nanos(x)))));
+                    Px(scale.Y(FractionAtOrBelow(sorted_ns, axis.Nanos(x)))));
   }
   absl::StrAppend(&out, "<polygon class=\"cdf-area\" points=\"", Px(kPlotLeft),
                   ",", Px(kCdf.bottom), " ", points, " ", Px(kPlotRight), ",",
@@ -300,7 +334,7 @@ void AppendCdf(std::string& out, const LatenessAxis& axis,
                   "\" stroke-width=\"2\" stroke-linejoin=\"round\"/>\n");
   AppendFrame(out, kCdf);
   AppendText(out, kPlotLeft + 8, kCdf.top + 16, "start", "font-weight=\"bold\"",
-             "CDF");
+             "CDF, tail stretched: one step per nine, the max at the top");
   AppendYAxisTitle(out, kCdf, "timers with lateness \u2264 x");
   out += "</g>\n";
 }
@@ -351,7 +385,7 @@ std::vector<LabelPlace> PlaceLabels(const LatenessAxis& axis,
 // Lines and dots first, then the labels on white, over any line that
 // crosses them.
 void AppendMarkers(std::string& out, const LatenessAxis& axis,
-                   const LatenessStats& l) {
+                   const TailScale& scale, const LatenessStats& l) {
   std::vector<Marker> markers;
   for (const Marker& m : {
            Marker{"p50", static_cast<double>(absl::ToInt64Nanoseconds(l.p50)),
@@ -374,9 +408,9 @@ void AppendMarkers(std::string& out, const LatenessAxis& axis,
         out, x, places[i].y + 4, x, kCdf.bottom,
         absl::StrCat("class=\"marker\" stroke=\"", markers[i].color,
                      "\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\""));
-    absl::StrAppend(&out, "<circle cx=\"", Px(x), "\" cy=\"",
-                    Px(CdfY(markers[i].fraction)), "\" r=\"4\" fill=\"",
-                    markers[i].color, "\"/>\n");
+    absl::StrAppend(&out, "<circle class=\"marker-dot\" cx=\"", Px(x),
+                    "\" cy=\"", Px(scale.Y(markers[i].fraction)),
+                    "\" r=\"4\" fill=\"", markers[i].color, "\"/>\n");
   }
   for (size_t i = 0; i < markers.size(); ++i) {
     const LabelPlace& p = places[i];
@@ -405,12 +439,15 @@ void AppendFigure(std::string& out, absl::string_view name,
 
 void AppendTitle(std::string& out, const RunResults& r) {
   const RunOptions& o = r.options;
-  AppendText(out, kPlotLeft, kTitleY, "start",
-             "font-size=\"17\" font-weight=\"bold\"",
-             absl::StrCat("timingwheel_cli lateness: ", o.timers,
-                          " timers, delays uniform in [",
-                          absl::FormatDuration(o.min_delay), ", ",
-                          absl::FormatDuration(o.min_delay + o.window), ")"));
+  AppendText(
+      out, kPlotLeft, kTitleY, "start", "font-size=\"17\" font-weight=\"bold\"",
+      absl::StrCat(
+          "timingwheel_cli lateness: ", o.timers, " timers, ",
+          o.window == absl::ZeroDuration()
+              ? absl::StrCat("every delay ", absl::FormatDuration(o.min_delay))
+              : absl::StrCat(
+                    "delays uniform in [", absl::FormatDuration(o.min_delay),
+                    ", ", absl::FormatDuration(o.min_delay + o.window), ")")));
   AppendText(
       out, kPlotLeft, kOptionsY, "start", "xml:space=\"preserve\"",
       absl::StrCat("tick ", absl::FormatDuration(o.tick), "    wheel_size ",
@@ -466,9 +503,10 @@ std::string LatenessPlotSvg(const RunResults& results,
 
   const LatenessAxis axis(FloorLog10(positive_ns.front()),
                           FloorLog10(positive_ns.back()) + 1);
+  const TailScale scale(sorted_lateness_ns.size());
   AppendHistogram(out, axis, positive_ns);
-  AppendCdf(out, axis, sorted_lateness_ns);
-  AppendMarkers(out, axis, results.lateness);
+  AppendCdf(out, axis, scale, sorted_lateness_ns);
+  AppendMarkers(out, axis, scale, results.lateness);
   AppendText(out, (kPlotLeft + kPlotRight) / 2, kAxisTitleY, "middle",
              "font-size=\"13\"",
              "lateness = callback start \u2212 deadline (log scale)");

@@ -8,8 +8,11 @@
 // p99.9 and max lateness; early, lost and doubled counts) and two panels that
 // share a log-scaled lateness axis: a histogram (10 bins per decade, counts on
 // a log scale) and the CDF (percent of the timers whose lateness is <= x,
-// exact, from the samples). Dashed lines mark p50, p99, p99.9 and max across
-// both panels.
+// exact, from the samples). The CDF's percent axis is stretched for the tail,
+// as HdrHistogram's plots are: 0%, 90%, 99%, 99.9%... each a step of the
+// same height (a log scale of 1 / (1 - p)), so that p99, p99.9 and the max
+// stand apart instead of all on the 100% line. Dashed lines mark p50, p99,
+// p99.9 and max across both panels, a dot each on the CDF.
 //
 // Lateness spans microseconds to tens of milliseconds, hence the log axis,
 // which covers the whole decades from the smallest positive sample to the

@@ -205,11 +205,76 @@ TEST(LatenessPlotTest, AxesAreLabelledWithUnits) {
   EXPECT_THAT(svg, HasSubstr(">timers per bin (log scale)</text>"));
   EXPECT_THAT(svg, HasSubstr(">timers with lateness \u2264 x</text>"));
   // Counts up to the decade above the fullest bin (the 900 of 100 us-1 ms
-  // fall in 10 bins, at most 206 in one), percent from 0 to 100.
+  // fall in 10 bins, at most 206 in one).
   EXPECT_THAT(svg, HasSubstr(">1k</text>"));
   EXPECT_THAT(svg, Not(HasSubstr(">10k</text>")));
-  EXPECT_THAT(svg, HasSubstr(">0%</text>"));
-  EXPECT_THAT(svg, HasSubstr(">100%</text>"));
+}
+
+TEST(LatenessPlotTest, CdfAxisGivesEachNineAStep) {
+  // 1010 samples: four digits, so four nines, 0% to 99.99%, equally spaced.
+  const std::string svg = Plot(RunOf(TypicalSamples()));
+  std::vector<double> ys;
+  for (const char* label : {">0%</text>", ">90%</text>", ">99%</text>",
+                            ">99.9%</text>", ">99.99%</text>"}) {
+    const size_t at = svg.find(label);
+    ASSERT_NE(at, std::string::npos) << label;
+    const absl::string_view tag =
+        absl::string_view(svg).substr(svg.rfind("<text", at));
+    const size_t y_at = tag.find(" y=\"") + 4;
+    double y = 0;
+    ASSERT_TRUE(
+        absl::SimpleAtod(tag.substr(y_at, tag.find('"', y_at) - y_at), &y));
+    ys.push_back(y);
+  }
+  for (size_t i = 2; i < ys.size(); ++i) {
+    EXPECT_NEAR(ys[i - 1] - ys[i], ys[0] - ys[1], 0.2) << i;
+  }
+  EXPECT_GT(ys[0] - ys[1], 40);
+  EXPECT_THAT(svg, Not(HasSubstr(">99.999%</text>")));
+  EXPECT_THAT(svg, Not(HasSubstr(">100%</text>")));
+}
+
+// The cy of each marker's dot on the CDF, in document order (p50, p99,
+// p99.9, max).
+std::vector<double> MarkerDotYs(absl::string_view svg) {
+  std::vector<double> ys;
+  for (size_t at = svg.find("class=\"marker-dot\"");
+       at != absl::string_view::npos;
+       at = svg.find("class=\"marker-dot\"", at + 1)) {
+    const size_t y_at = svg.find(" cy=\"", at) + 5;
+    double y = 0;
+    EXPECT_TRUE(
+        absl::SimpleAtod(svg.substr(y_at, svg.find('"', y_at) - y_at), &y));
+    ys.push_back(y);
+  }
+  return ys;
+}
+
+TEST(LatenessPlotTest, TailMarkersStandApartOnTheCdf) {
+  // p99 (0.99), p99.9 (0.999) and max (1) were all within 2 px of the 100%
+  // line on a linear axis; a nine apart here, 50 px each.
+  const std::vector<double> ys = MarkerDotYs(Plot(RunOf(TypicalSamples())));
+  ASSERT_EQ(ys.size(), 4u);
+  EXPECT_NEAR(ys[1] - ys[2], 50, 0.2);  // p99 to p99.9
+  EXPECT_NEAR(ys[2] - ys[3], 50, 0.2);  // p99.9 to the max, at the top
+  EXPECT_GT(ys[0] - ys[1], 80);         // p50, log10(2) nines up, to p99
+}
+
+TEST(LatenessPlotTest, AMillionSamplesStopAtSevenNines) {
+  std::vector<int64_t> samples(1'000'000, 1000);
+  samples.back() = 2000;
+  const std::string svg = Plot(RunOf(std::move(samples)));
+  EXPECT_THAT(svg, HasSubstr(">99.99999%</text>"));
+  EXPECT_THAT(svg, Not(HasSubstr(">99.999999%</text>")));
+}
+
+TEST(LatenessPlotTest, TitleOfAZeroWindowGivesTheOneDelay) {
+  Fixture f = RunOf(TypicalSamples());
+  f.results.options.window = absl::ZeroDuration();
+  f.results.options.min_delay = absl::Milliseconds(250);
+  const std::string svg = Plot(f);
+  EXPECT_THAT(svg, HasSubstr("1010 timers, every delay 250ms</text>"));
+  EXPECT_THAT(svg, Not(HasSubstr("[250ms, 250ms)")));
 }
 
 TEST(LatenessPlotTest, BarsAreTheNonEmptyBinsWithTheirCounts) {
@@ -261,12 +326,13 @@ TEST(LatenessPlotTest, CrowdedMarkerLabelsGetARowEach) {
   EXPECT_EQ(apart[0], apart[1]);
 }
 
-// The CDF's height at a point, as a fraction of the panel: the shaded area
-// under it starts at the panel's bottom left corner.
-double CdfFraction(const std::string& svg, double y) {
+// The fraction of the timers the CDF says at height `y`, on an axis of
+// `nines` nines: the shaded area under it starts at the panel's bottom left
+// corner, and it ends at the top (the max).
+double CdfFraction(const std::string& svg, int nines, double y) {
   const double bottom = Points(svg, "cdf-area").front().second;
-  const double top = Points(svg, "cdf").back().second;  // At 100%.
-  return (bottom - y) / (bottom - top);
+  const double top = Points(svg, "cdf").back().second;
+  return 1 - std::pow(10.0, -nines * (bottom - y) / (bottom - top));
 }
 
 TEST(LatenessPlotTest, CdfRisesFromTheFirstSampleToAllOfThem) {
@@ -274,7 +340,7 @@ TEST(LatenessPlotTest, CdfRisesFromTheFirstSampleToAllOfThem) {
   const std::vector<std::pair<double, double>> cdf = Points(svg, "cdf");
   ASSERT_GT(cdf.size(), 100u);
   // At 1 us, the first sample.
-  EXPECT_NEAR(CdfFraction(svg, cdf.front().second), 1.0 / 1010, 0.001);
+  EXPECT_NEAR(CdfFraction(svg, 4, cdf.front().second), 1.0 / 1010, 0.001);
   for (size_t i = 1; i < cdf.size(); ++i) {
     EXPECT_GT(cdf[i].first, cdf[i - 1].first);
     EXPECT_LE(cdf[i].second, cdf[i - 1].second);  // Up is smaller y.
@@ -288,7 +354,7 @@ TEST(LatenessPlotTest, CdfRisesFromTheFirstSampleToAllOfThem) {
       cdf.begin(), cdf.end(), [x_1ms](const auto& a, const auto& b) {
         return std::abs(a.first - x_1ms) < std::abs(b.first - x_1ms);
       });
-  EXPECT_NEAR(CdfFraction(svg, at_1ms->second), 1000.0 / 1010, 0.015);
+  EXPECT_NEAR(CdfFraction(svg, 4, at_1ms->second), 1000.0 / 1010, 0.015);
 }
 
 TEST(LatenessPlotTest, EarlyFiresAreFlaggedAndLeftOffTheLogAxis) {
@@ -301,7 +367,8 @@ TEST(LatenessPlotTest, EarlyFiresAreFlaggedAndLeftOffTheLogAxis) {
   EXPECT_THAT(svg, HasSubstr("2 with lateness \u2264 0 are off the log axis"));
   // The axis starts at 1 us, where the CDF (lateness <= x) already counts the
   // two not late and the one 1 us late.
-  EXPECT_NEAR(CdfFraction(svg, Points(svg, "cdf").front().second), 0.75, 0.01);
+  EXPECT_NEAR(CdfFraction(svg, 1, Points(svg, "cdf").front().second), 0.75,
+              0.01);
   // p50 (0 ns) has no marker; p99, p99.9 and max (2 us) do.
   EXPECT_EQ(Count(svg, "class=\"marker\""), 3);
 }
