@@ -30,6 +30,14 @@
 //   * at the end every slot is stopped, the wheel must reach Pending() == 0
 //     within --quiesce_timeout, Shutdown() must cancel nothing, and the
 //     wheel's Stats (fired, stopped, scheduled) must match the counts here.
+//   * keeping up: the load must not outrun the wheel. Every second (and once
+//     more when the wheel is idle at the end) the soak looks at the one-shot
+//     callbacks with a fixed deadline that started in it (a periodic run's
+//     deadline is not known: FixedRate skips the runs it missed); if most of
+//     them started more than --max_lag late, the wheel was behind by that
+//     much for the whole second: a backlog, which an unpaced load
+//     (--rate=0) grows for as long as it runs, while every timer still fires
+//     exactly once. That fails the soak, naming when it first fell behind.
 //   * memory: RSS after Shutdown, destruction and malloc_trim(0) must be back
 //     within --rss_slack_mib of the baseline taken before the wheel existed.
 //     glibc keeps part of what threads freed in their own arenas even after
@@ -78,11 +86,12 @@
 #include "timingwheel/timingwheel.h"
 
 ABSL_FLAG(int, threads, 2, "Threads operating on the wheel at once: 1 to 256.");
-ABSL_FLAG(int64_t, rate, 0,
-          "Operations per second per thread; 0 = as fast as it can. The "
-          "timers made must not outrun those the wheel can fire (about a "
-          "million a second on 2 cores shared with the soak threads), or the "
-          "backlog, and memory, grow for as long as it runs. At least 0.");
+ABSL_FLAG(int64_t, rate, 100000,
+          "Operations per second per thread, at least 0; 0 = as fast as it "
+          "can. The timers made must not outrun those the wheel can fire, or "
+          "the backlog grows for as long as it runs and the soak fails "
+          "(--max_lag). On 2 cores shared with the soak threads the default "
+          "keeps up with room to spare; 0 falls behind within seconds.");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(60),
           "How long the threads hammer the wheel (e.g. 60s, 2m): 1ns to "
           "876000h (100 years).");
@@ -96,6 +105,10 @@ ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(1),
           "Options::tick: 1us to 1h.");
 ABSL_FLAG(int, wheel_size, 20, "Options::wheel_size: 2 to 65536.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed; thread i uses seed + i.");
+ABSL_FLAG(absl::Duration, max_lag, absl::Milliseconds(100),
+          "The soak fails if in any second most one-shot callbacks with a "
+          "fixed deadline started more than this late: the wheel had fallen "
+          "behind the load. 1ns to 876000h (100 years).");
 ABSL_FLAG(absl::Duration, quiesce_timeout, absl::Seconds(30),
           "How long to wait, after stopping everything, for Pending() == 0: "
           "1ns to 876000h (100 years).");
@@ -120,14 +133,19 @@ of AfterFunc, Stop, Reset and Every (+ Stop later) on them. Then everything
 still armed is stopped, the wheel must become idle, and the accounting must be
 exact: every arm runs exactly once unless Stop() or the next Reset() returned
 true for it (0 lost, 0 doubled), no timer with a fixed deadline starts early,
-and RSS returns near its baseline after Shutdown.
+and RSS returns near its baseline after Shutdown. The wheel must also keep up:
+a second in which most one-shot callbacks started more than --max_lag late
+fails the soak, as the backlog of a load the wheel cannot fire as fast as it
+is made (an unpaced --rate=0 on a small machine) grows without end.
 
 Examples:
   timingwheel_soak --duration=2m --threads=2
-  timingwheel_soak --duration=30s --threads=4 --slots=100000 --tick=100us
+  timingwheel_soak --duration=30s --threads=4 --rate=25000 --slots=100000 \
+      --tick=100us
+  timingwheel_soak --duration=10s --rate=0   # unpaced: fails if it falls behind
 
 Exit status: 0 pass, or --help; 1 a violation (lost, doubled, early,
-contract, stats, memory); 2 bad flags.)";
+contract, stats, memory) or the wheel fell behind; 2 bad flags.)";
 
 constexpr int kMaxThreads = 256;
 // 1 TiB: far above any RSS this tool reaches, and small enough that the slack
@@ -138,6 +156,8 @@ constexpr int kPeriodicOpOneIn = 1024;  // ops on a periodic slot
 constexpr int64_t kNsPerMs = 1000 * 1000;
 constexpr int64_t kNsPerSecond = 1000 * kNsPerMs;
 constexpr int64_t kPublishEvery = 256;  // ops between progress updates
+// How long the soak looks at the callbacks' lateness at a time.
+constexpr absl::Duration kLagWindow = absl::Seconds(1);
 
 struct Options {
   int threads = 0;
@@ -148,6 +168,7 @@ struct Options {
   absl::Duration tick;
   int wheel_size = 0;
   uint64_t seed = 0;
+  absl::Duration max_lag;
   absl::Duration quiesce_timeout;
   absl::Duration starve_grace;
   int64_t rss_slack_mib = 0;
@@ -178,7 +199,57 @@ std::string Count(double n) {
 // ---------------------------------------------------------------------------
 // Shared counters, written by callbacks on worker threads.
 
+// How many one-shot callbacks with a fixed deadline started in one window,
+// and how many of them more than --max_lag late.
+struct LagWindow {
+  int64_t runs = 0;
+  int64_t lagging = 0;
+
+  // Most of them: the wheel was that far behind for the whole window.
+  bool Behind() const { return lagging > runs - lagging; }
+};
+
+// LagWindows counts into two banks, so that the main thread reads and clears
+// one while the callbacks count into the other. A callback that read the bank
+// just before a switch counts into the one being read; its run then shows in
+// a later window.
+class LagWindows {
+ public:
+  explicit LagWindows(absl::Duration max_lag)
+      : max_lag_ns_(absl::ToInt64Nanoseconds(max_lag)) {}
+
+  // Callbacks, any thread.
+  void Record(int64_t lateness_ns) {
+    Bank& bank = banks_[current_.load(std::memory_order_relaxed)];
+    bank.runs.fetch_add(1, std::memory_order_relaxed);
+    if (lateness_ns > max_lag_ns_) {
+      bank.lagging.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  // The main thread: ends the window under way and returns it.
+  LagWindow Take() {
+    const int bank = current_.load(std::memory_order_relaxed);
+    current_.store(1 - bank, std::memory_order_relaxed);
+    return {banks_[bank].runs.exchange(0, std::memory_order_relaxed),
+            banks_[bank].lagging.exchange(0, std::memory_order_relaxed)};
+  }
+
+ private:
+  struct alignas(64) Bank {
+    std::atomic<int64_t> runs{0};
+    std::atomic<int64_t> lagging{0};
+  };
+
+  const int64_t max_lag_ns_;
+  std::atomic<int> current_{0};
+  Bank banks_[2];
+};
+
 struct Violations {
+  explicit Violations(absl::Duration max_lag) : lag(max_lag) {}
+
+  LagWindows lag;
   std::atomic<int64_t> early{0};
   std::atomic<int64_t> worst_early_ns{0};  // most negative lateness seen
   std::atomic<int64_t> periodic_runs{0};
@@ -257,6 +328,7 @@ void OneShotCallback(Instance* inst, Violations* v) {
   if (!inst->reset.load(std::memory_order_acquire)) {
     v->fixed_deadline_runs.fetch_add(1, std::memory_order_relaxed);
     if (now_ns < inst->deadline_ns) v->Early(now_ns - inst->deadline_ns);
+    v->lag.Record(now_ns - inst->deadline_ns);
   }
 }
 
@@ -481,14 +553,28 @@ struct Report {
   int64_t final_rss = -1;
   int64_t baseline_heap = 0;
   int64_t final_heap = 0;
+  // Keeping up: a LagWindow for each kLagWindow of the hammering, then one
+  // for the rest of it and one for the quiescence.
+  std::vector<LagWindow> lag;
 };
 
+// The share of a window's runs that were more than --max_lag late: "12.5%",
+// or "-" when none ran.
+std::string LaggingShare(const LagWindow& w) {
+  if (w.runs == 0) return "-";
+  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(w.lagging) /
+                                       static_cast<double>(w.runs));
+}
+
+// `lag` is the last window of the lateness check, `max_lag` --max_lag.
 void ShowProgress(bool tty, absl::Duration elapsed, int64_t ops,
-                  double ops_per_s, int64_t pending, bool last) {
+                  double ops_per_s, int64_t pending, const LagWindow& lag,
+                  absl::Duration max_lag, bool last) {
   const std::string line = absl::StrFormat(
-      "[%6.1fs] ops %-8s %8s ops/s  pending %-8d rss %s",
+      "[%6.1fs] ops %-8s %8s ops/s  pending %-8d late>%s %-6s rss %s",
       absl::ToDoubleSeconds(elapsed), Count(static_cast<double>(ops)),
-      Count(ops_per_s), pending, Mib(ProcStatusBytes("VmRSS")));
+      Count(ops_per_s), pending, absl::FormatDuration(max_lag),
+      LaggingShare(lag), Mib(ProcStatusBytes("VmRSS")));
   if (tty) {
     std::fprintf(stderr, "\r%s%s", line.c_str(), last ? "\n" : "");
   } else {
@@ -516,7 +602,7 @@ void AddCounts(const ThreadCounts& c, ThreadCounts& total) {
 absl::StatusOr<Report> RunSoak(const Options& o) {
   Report r;
   // Everything the callbacks touch outlives the wheel.
-  Violations v;
+  Violations v(o.max_lag);
   std::vector<std::vector<Slot>> slots(o.threads);
   for (std::vector<Slot>& s : slots) {
     s = std::vector<Slot>(o.slots);
@@ -558,16 +644,22 @@ absl::StatusOr<Report> RunSoak(const Options& o) {
     return n;
   };
   absl::Time last_shown = start;
+  absl::Time window_end = start + kLagWindow;
   int64_t last_ops = 0;
   for (absl::Time now = start; now - start < o.duration; now = absl::Now()) {
     absl::SleepFor(
         std::min(absl::Milliseconds(50), o.duration - (now - start)));
     const absl::Time t = absl::Now();
+    if (t >= window_end) {
+      r.lag.push_back(v.lag.Take());
+      window_end += kLagWindow;
+    }
     if (t - last_shown >= o.progress_interval) {
       const int64_t ops = total_ops();
       ShowProgress(tty, t - start, ops,
                    (ops - last_ops) / absl::ToDoubleSeconds(t - last_shown),
-                   wheel->Pending(), /*last=*/false);
+                   wheel->Pending(), r.lag.empty() ? LagWindow() : r.lag.back(),
+                   o.max_lag, /*last=*/false);
       last_shown = t;
       last_ops = ops;
     }
@@ -576,8 +668,9 @@ absl::StatusOr<Report> RunSoak(const Options& o) {
   for (std::thread& t : threads) t.join();
   r.elapsed = absl::Now() - start;
   r.ops = total_ops();
+  r.lag.push_back(v.lag.Take());
   ShowProgress(tty, r.elapsed, r.ops, r.ops / absl::ToDoubleSeconds(r.elapsed),
-               wheel->Pending(), /*last=*/true);
+               wheel->Pending(), r.lag.back(), o.max_lag, /*last=*/true);
 
   // Stop everything still armed; the threads are gone, the slots are ours.
   for (int i = 0; i < o.threads; ++i) {
@@ -605,6 +698,7 @@ absl::StatusOr<Report> RunSoak(const Options& o) {
   r.pending_left = wheel->Pending();
   // Joins the workers: every callback has returned after this.
   r.shutdown_cancelled = wheel->Shutdown();
+  r.lag.push_back(v.lag.Take());
   r.stats = wheel->GetStats();
 
   // Accounting.
@@ -678,6 +772,24 @@ std::vector<std::string> PrintReport(const Options& o, const Report& r) {
   must(r.final_rss < 0 || r.baseline_rss < 0 ||
            rss_growth <= o.rss_slack_mib * (int64_t{1} << 20),
        absl::StrCat("RSS ", Mib(rss_growth), " above the baseline"));
+  // Keeping up: the windows in which the wheel was behind, each named by
+  // when it started ("12s"), the last by "the quiescence".
+  LagWindow lag_total;
+  std::vector<std::string> behind;
+  for (size_t i = 0; i < r.lag.size(); ++i) {
+    lag_total.runs += r.lag[i].runs;
+    lag_total.lagging += r.lag[i].lagging;
+    if (r.lag[i].Behind()) {
+      behind.push_back(i + 1 < r.lag.size() ? absl::StrCat(i, "s")
+                                            : std::string("the quiescence"));
+    }
+  }
+  const std::string max_lag = absl::FormatDuration(o.max_lag);
+  must(behind.empty(),
+       absl::StrCat("fell behind the load: most callbacks started more than ",
+                    max_lag, " late in ", behind.size(), " of ", r.lag.size(),
+                    " windows, the first at ", behind.empty() ? "" : behind[0],
+                    "; lower --rate"));
 
   std::string out = absl::StrFormat(
       "timingwheel_soak: %d threads x %d slots for %s (tick %s, wheel_size "
@@ -718,6 +830,13 @@ std::vector<std::string> PrintReport(const Options& o, const Report& r) {
                                       absl::FormatDuration(
                                           absl::Nanoseconds(r.worst_early_ns)),
                                       ")")));
+  row("lag",
+      absl::StrFormat("%d of %d one-shot runs with a fixed deadline more "
+                      "than %s late (%s); behind (most late) in %d of %d "
+                      "windows of %s, the last the quiescence",
+                      lag_total.lagging, lag_total.runs, max_lag,
+                      LaggingShare(lag_total), behind.size(), r.lag.size(),
+                      absl::FormatDuration(kLagWindow)));
   row("quiescence",
       absl::StrFormat("Pending() %d after %s; Shutdown cancelled %d",
                       r.pending_left,
@@ -744,10 +863,10 @@ std::vector<std::string> PrintReport(const Options& o, const Report& r) {
   if (failures.empty()) {
     absl::StrAppendFormat(
         &out,
-        "PASS: %d ops in %s, 0 lost, 0 doubled, 0 early, RSS %s%s over the "
-        "baseline after Shutdown\n",
+        "PASS: %d ops in %s, 0 lost, 0 doubled, 0 early, never behind by %s, "
+        "RSS %s%s over the baseline after Shutdown\n",
         r.ops, absl::FormatDuration(absl::Trunc(r.elapsed, absl::Seconds(1))),
-        rss_growth < 0 ? "-" : "+",
+        max_lag, rss_growth < 0 ? "-" : "+",
         Mib(rss_growth < 0 ? -rss_growth : rss_growth));
   } else {
     absl::StrAppend(&out, "FAIL: ", absl::StrJoin(failures, "; "), "\n");
@@ -767,6 +886,7 @@ absl::StatusOr<Options> OptionsFromFlags() {
   o.tick = absl::GetFlag(FLAGS_tick);
   o.wheel_size = absl::GetFlag(FLAGS_wheel_size);
   o.seed = absl::GetFlag(FLAGS_seed);
+  o.max_lag = absl::GetFlag(FLAGS_max_lag);
   o.quiesce_timeout = absl::GetFlag(FLAGS_quiesce_timeout);
   o.starve_grace = absl::GetFlag(FLAGS_starve_grace);
   o.rss_slack_mib = absl::GetFlag(FLAGS_rss_slack_mib);
@@ -781,6 +901,8 @@ absl::StatusOr<Options> OptionsFromFlags() {
                        kMaxFlagDuration),
         CheckFlagRange("slots", o.slots, 1, kUnbounded),
         tools::CheckWheelFlags(o.tick, o.wheel_size, o.workers),
+        CheckFlagRange("max_lag", o.max_lag, absl::Nanoseconds(1),
+                       kMaxFlagDuration),
         CheckFlagRange("quiesce_timeout", o.quiesce_timeout,
                        absl::Nanoseconds(1), kMaxFlagDuration),
         CheckFlagRange("starve_grace", o.starve_grace, absl::Nanoseconds(1),
