@@ -40,6 +40,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 readonly ALL_CONFIGS=(lint debug clang-tsa tsan gcc-tsan asan fuzz)
+# libboost-dev: Asio's headers, for the example_asio_loop test (and the
+# benchmark's Asio baseline).
 readonly PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev clang-format clang-tidy
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
