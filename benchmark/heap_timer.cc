@@ -2,9 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // heap_timer.cc: the baseline timer service of heap_timer.h: an indexed
-// binary min-heap over pooled nodes, one dispatcher thread and a mutex +
-// condition variable callback pool. See the header for why it is built this
-// way and who runs what.
+// binary min-heap over pooled nodes (timer_heap.h), one dispatcher thread
+// and a mutex + condition variable callback pool. See the header for why it
+// is built this way and who runs what.
 
 #include "heap_timer.h"
 
@@ -99,25 +99,19 @@ HeapTimer::Handle HeapTimer::AfterFunc(absl::Duration d,
       delay_ns > std::numeric_limits<int64_t>::max() - now_ns
           ? std::numeric_limits<int64_t>::max()
           : now_ns + delay_ns;
-  uint32_t slot;
-  uint32_t generation;
+  TimerHeap::Id id;
   bool earliest;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shutdown_) return Handle();
-    slot = AllocateSlot();
-    Node& node = NodeAt(slot);
-    node.callback = std::move(f);
-    generation = node.generation;
-    heap_.push_back(Entry{deadline_ns, slot});
-    SiftUp(heap_.size() - 1);
+    id = heap_.Push(deadline_ns, std::move(f));
     // Only a deadline before the dispatcher's next wake-up changes how long
     // it may sleep.
     earliest = deadline_ns < wake_at_ns_;
     if (earliest) wake_at_ns_ = std::numeric_limits<int64_t>::min();
   }
   if (earliest) wake_.notify_one();
-  return Handle(this, slot, generation);
+  return Handle(this, id.slot, id.generation);
 }
 
 int64_t HeapTimer::Pending() const {
@@ -127,16 +121,13 @@ int64_t HeapTimer::Pending() const {
 
 int64_t HeapTimer::Shutdown() {
   int64_t dropped = 0;
-  std::vector<std::unique_ptr<Node[]>> chunks;
+  TimerHeap timers;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!shutdown_) {
       shutdown_ = true;
       dropped = static_cast<int64_t>(heap_.size());
-      chunks.swap(chunks_);
-      std::vector<Entry>().swap(heap_);
-      slots_used_ = 0;
-      free_head_ = kNone;
+      timers = std::exchange(heap_, TimerHeap());
     }
   }
   wake_.notify_all();
@@ -144,18 +135,13 @@ int64_t HeapTimer::Shutdown() {
     dispatcher_.join();
     pool_.Shutdown();
   });
-  return dropped;  // `chunks` and the dropped callbacks die here, unlocked.
+  return dropped;  // `timers` and their callbacks die here, unlocked.
 }
 
 bool HeapTimer::StopSlot(uint32_t slot, uint32_t generation) {
   absl::AnyInvocable<void()> dropped;  // Destroyed after unlocking.
   std::lock_guard<std::mutex> lock(mu_);
-  if (shutdown_ || slot >= slots_used_) return false;
-  Node& node = NodeAt(slot);
-  if (node.generation != generation || node.heap_index == kNone) return false;
-  RemoveAt(node.heap_index);
-  dropped = FreeSlot(slot);
-  return true;
+  return !shutdown_ && heap_.Remove(TimerHeap::Id{slot, generation}, &dropped);
 }
 
 void HeapTimer::DispatchLoop() {
@@ -174,7 +160,7 @@ void HeapTimer::DispatchLoop() {
           continue;
         }
         now_ns = SteadyNowNs();
-        const int64_t next_ns = heap_[0].deadline_ns;
+        const int64_t next_ns = heap_.top_deadline_ns();
         if (next_ns <= now_ns) break;
         // Sleep at most a day at a time: far deadlines stay representable.
         constexpr int64_t kDayNs = int64_t{86400} * 1000 * 1000 * 1000;
@@ -183,81 +169,12 @@ void HeapTimer::DispatchLoop() {
                                    std::chrono::nanoseconds(wake_at_ns_)));
         wake_at_ns_ = std::numeric_limits<int64_t>::min();
       }
-      while (!heap_.empty() && heap_[0].deadline_ns <= now_ns &&
+      while (!heap_.empty() && heap_.top_deadline_ns() <= now_ns &&
              batch.size() < kMaxBatch) {
-        const uint32_t slot = heap_[0].slot;
-        RemoveAt(0);
-        batch.push_back(FreeSlot(slot));
+        batch.push_back(heap_.Pop());
       }
     }
     pool_.Submit(batch);
-  }
-}
-
-uint32_t HeapTimer::AllocateSlot() {
-  if (free_head_ != kNone) {
-    const uint32_t slot = free_head_;
-    free_head_ = NodeAt(slot).next_free;
-    return slot;
-  }
-  if ((slots_used_ & (kChunkSize - 1)) == 0) {
-    chunks_.push_back(std::make_unique<Node[]>(kChunkSize));
-  }
-  return slots_used_++;
-}
-
-absl::AnyInvocable<void()> HeapTimer::FreeSlot(uint32_t slot) {
-  Node& node = NodeAt(slot);
-  absl::AnyInvocable<void()> callback = std::move(node.callback);
-  node.callback = nullptr;
-  node.heap_index = kNone;
-  ++node.generation;
-  node.next_free = free_head_;
-  free_head_ = slot;
-  return callback;
-}
-
-void HeapTimer::Place(size_t i, Entry e) {
-  heap_[i] = e;
-  NodeAt(e.slot).heap_index = static_cast<uint32_t>(i);
-}
-
-void HeapTimer::SiftUp(size_t i) {
-  const Entry e = heap_[i];
-  while (i > 0) {
-    const size_t parent = (i - 1) / 2;
-    if (heap_[parent].deadline_ns <= e.deadline_ns) break;
-    Place(i, heap_[parent]);
-    i = parent;
-  }
-  Place(i, e);
-}
-
-void HeapTimer::SiftDown(size_t i) {
-  const Entry e = heap_[i];
-  const size_t n = heap_.size();
-  for (;;) {
-    size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n &&
-        heap_[child + 1].deadline_ns < heap_[child].deadline_ns)
-      ++child;
-    if (heap_[child].deadline_ns >= e.deadline_ns) break;
-    Place(i, heap_[child]);
-    i = child;
-  }
-  Place(i, e);
-}
-
-void HeapTimer::RemoveAt(size_t i) {
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  if (i == heap_.size()) return;  // Removed the last entry itself.
-  Place(i, last);
-  if (i > 0 && heap_[(i - 1) / 2].deadline_ns > last.deadline_ns) {
-    SiftUp(i);
-  } else {
-    SiftDown(i);
   }
 }
 

@@ -6,9 +6,9 @@
 // This is the timer service a careful engineer writes when no timer library
 // is at hand, so beating it is what justifies timingwheel. It is meant to be
 // a fair opponent, not a strawman:
-//   * one binary min-heap of (deadline, node) pairs under one mutex; each
-//     node knows its heap position, so Stop removes it in O(log n) instead of
-//     leaving a tombstone behind;
+//   * one binary min-heap of (deadline, node) pairs under one mutex
+//     (TimerHeap, timer_heap.h); each node knows its heap position, so Stop
+//     removes it in O(log n) instead of leaving a tombstone behind;
 //   * nodes live in a pool (chunks of 64Ki, never moved, recycled through a
 //     free list): no allocation per timer once the pool is warm, and a handle
 //     is a (slot, generation) pair, so a stale handle never stops a newer
@@ -38,7 +38,7 @@
 //   * callers (any thread): AfterFunc, Handle::Stop, Pending, Shutdown.
 //   * the dispatcher thread: moves due callbacks out of the heap.
 //   * `workers` pool threads: run the callbacks.
-// Locks: `HeapTimer::mu_` guards the heap and the node pool;
+// Locks: `HeapTimer::mu_` guards the heap and its node pool;
 // `CallbackPool::mu_` guards the queue ("guarded by" below). They are plain
 // std::mutex, as in a program without timingwheel, not the library's
 // annotated wrapper: a baseline must not depend on the library's internals
@@ -60,13 +60,13 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
-#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
+#include "timer_heap.h"
 
 namespace timingwheel {
 namespace bench {
@@ -153,51 +153,17 @@ class HeapTimer {
   int64_t Shutdown();
 
  private:
-  static constexpr uint32_t kNone = ~uint32_t{0};
-  static constexpr int kChunkBits = 16;
-  static constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
   static constexpr size_t kMaxBatch = 1024;
-
-  struct Node {
-    absl::AnyInvocable<void()> callback;
-    uint32_t heap_index = kNone;  // Position in heap_; kNone if not in it.
-    uint32_t generation = 0;      // Bumped each time the slot is freed.
-    uint32_t next_free = kNone;   // Free-list link while the slot is free.
-  };
-  // The deadline is copied next to the slot so that sifting compares entries
-  // of one contiguous array instead of chasing node pointers.
-  struct Entry {
-    int64_t deadline_ns;
-    uint32_t slot;
-  };
 
   bool StopSlot(uint32_t slot, uint32_t generation);
   void DispatchLoop();
-
-  // The helpers below run with mu_ held.
-  Node& NodeAt(uint32_t slot) {
-    return chunks_[slot >> kChunkBits][slot & (kChunkSize - 1)];
-  }
-  uint32_t AllocateSlot();
-  // Moves the callback out, bumps the generation, returns the slot to the
-  // free list.
-  absl::AnyInvocable<void()> FreeSlot(uint32_t slot);
-
-  // Heap primitives; each keeps Node::heap_index in step with heap_.
-  void Place(size_t i, Entry e);
-  void SiftUp(size_t i);
-  void SiftDown(size_t i);
-  void RemoveAt(size_t i);
 
   CallbackPool pool_;
   mutable std::mutex mu_;
   // Notified on a new earliest timer and on Shutdown.
   std::condition_variable wake_;
   // Guarded by mu_:
-  std::vector<std::unique_ptr<Node[]>> chunks_;
-  uint32_t slots_used_ = 0;  // Slots ever handed out.
-  uint32_t free_head_ = kNone;
-  std::vector<Entry> heap_;
+  TimerHeap heap_;
   bool shutdown_ = false;
   // When the dispatcher wakes up next: INT64_MAX while it waits for a first
   // timer, INT64_MIN while it is awake (it re-reads the heap before sleeping).
