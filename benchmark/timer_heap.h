@@ -1,8 +1,9 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// timer_heap.h: `TimerHeap`, the heap of timers of the heap baseline,
-// HeapTimer (heap_timer.h), which keeps it under its mutex.
+// timer_heap.h: `TimerHeap`, the heap of timers that both heap baselines
+// keep: HeapTimer (heap_timer.h) under its mutex, for threads, and
+// LoopHeapTimer (loop_heap_timer.h) on an event loop's thread.
 //
 // What a careful engineer builds when no timer library is at hand:
 //   * one binary min-heap of (deadline, slot) entries; each node knows its

@@ -15,6 +15,12 @@
 //   * Asio:  bench::AsioTimer, Boost.Asio steady_timers on one io thread
 //            (asio_timer.h); built only when Boost was found
 //            (TIMINGWHEEL_HAVE_ASIO).
+// The loop scenarios (BM_Loop*, and BM_Memory for these two) run on one
+// thread, the loop's, that drives the timers itself:
+//   * Loop:     timingwheel::LoopWheel (tick 1 ms, wheel_size 20);
+//   * LoopHeap: bench::LoopHeapTimer, HeapTimer's indexed heap with no lock
+//               and no thread, exact deadlines (loop_heap_timer.h): what a
+//               loop keeps without a wheel.
 //
 // Scenarios:
 //   BM_AfterFuncStop_Firing/N  N timers pending at (i % 10000) ms, firing
@@ -37,6 +43,16 @@
 //                              the last; the first callback's lateness.
 //   BM_Memory/N                RSS bytes per pending timer.
 //   BM_Idle                    process CPU over 10 s with 1M timers 1 h out.
+//   BM_LoopAfterFuncStop/pending:N/cached:C
+//                              N timers pending at (i % 10000) ms, firing
+//                              as the loop takes its turns; one op =
+//                              AfterFunc(1 s) + Stop (cached:0, the clock
+//                              read per call) or AtClockTime(the loop's
+//                              cached time + 1 s) + Stop (cached:1).
+//   BM_LoopFire                1M timers due over 1 s, run by a loop that
+//                              sleeps for TimeUntilNext, then RunDue:
+//                              lateness in ticks, early fires, lost timers,
+//                              wake-ups beside the ticks with a deadline.
 //
 // BM_Fire and BM_Burst record fires as timingwheel_cli does, with
 // tools::FireLog (tools/fire_log.h): a timer's deadline is the steady clock
@@ -69,6 +85,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -80,8 +97,10 @@
 #include "benchmark/benchmark.h"
 #include "fire_log.h"
 #include "heap_timer.h"
+#include "loop_heap_timer.h"
 #include "proc_status.h"
 #include "timingwheel/clock.h"
+#include "timingwheel/loop_wheel.h"
 #include "timingwheel/timingwheel.h"
 #ifdef TIMINGWHEEL_HAVE_ASIO
 #include "asio_timer.h"
@@ -158,6 +177,98 @@ using Heap = Baseline<HeapTimer>;
 #ifdef TIMINGWHEEL_HAVE_ASIO
 using Asio = Baseline<AsioTimer>;
 #endif
+
+// Loop adapters: driven by the calling thread, which is the loop's. Beside
+// the mini-API above (the worker count is ignored: they start no thread;
+// Shutdown drops every pending timer):
+//   Handle AtNs(int64_t steady_ns, absl::AnyInvocable<void()>);
+//       at a steady_clock time the loop read itself, in ns since its epoch
+//   std::optional<absl::Duration> TimeUntilNext();
+//   int64_t RunDue(); int64_t RunDueAt(int64_t steady_ns);
+
+constexpr absl::Duration kLoopTick = absl::Milliseconds(1);
+
+class Loop {
+ public:
+  using Handle = LoopTimer;
+
+  explicit Loop(int /*workers*/) {
+    LoopOptions options;
+    options.tick = kLoopTick;
+    options.wheel_size = 20;
+    absl::StatusOr<std::unique_ptr<LoopWheel>> wheel =
+        LoopWheel::Create(std::move(options));
+    if (!wheel.ok()) {
+      std::fprintf(stderr, "LoopWheel::Create: %s\n",
+                   wheel.status().ToString().c_str());
+      std::abort();
+    }
+    wheel_ = *std::move(wheel);
+  }
+
+  Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f) {
+    return Adopt(wheel_->AfterFunc(d, std::move(f)));
+  }
+  Handle AtNs(int64_t steady_ns, absl::AnyInvocable<void()> f) {
+    return Adopt(
+        wheel_->AtClockTime(absl::Nanoseconds(steady_ns), std::move(f)));
+  }
+  std::optional<absl::Duration> TimeUntilNext() {
+    return wheel_->TimeUntilNext();
+  }
+  int64_t RunDue() { return wheel_->RunDue(); }
+  int64_t RunDueAt(int64_t steady_ns) {
+    return wheel_->RunDueAt(absl::Nanoseconds(steady_ns));
+  }
+  int64_t Pending() const { return wheel_->Pending(); }
+  int64_t Shutdown() {
+    const int64_t pending = wheel_->Pending();
+    wheel_.reset();  // Cancels the pending timers.
+    return pending;
+  }
+  int64_t errors() const { return errors_; }
+
+ private:
+  Handle Adopt(absl::StatusOr<LoopTimer> timer) {
+    if (!timer.ok()) {
+      ++errors_;
+      return Handle();
+    }
+    return *std::move(timer);
+  }
+
+  std::unique_ptr<LoopWheel> wheel_;
+  int64_t errors_ = 0;
+};
+
+class LoopHeap {
+ public:
+  using Handle = LoopHeapTimer::Handle;
+
+  explicit LoopHeap(int /*workers*/) {}
+
+  Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f) {
+    return timers_->AfterFunc(d, std::move(f));
+  }
+  Handle AtNs(int64_t steady_ns, absl::AnyInvocable<void()> f) {
+    return timers_->At(steady_ns, std::move(f));
+  }
+  std::optional<absl::Duration> TimeUntilNext() {
+    return timers_->TimeUntilNext();
+  }
+  int64_t RunDue() { return timers_->RunDue(); }
+  int64_t RunDueAt(int64_t steady_ns) { return timers_->RunDueAt(steady_ns); }
+  int64_t Pending() const { return timers_->Pending(); }
+  int64_t Shutdown() {
+    const int64_t pending = timers_->Pending();
+    timers_ = std::make_unique<LoopHeapTimer>();  // Drops the pending timers.
+    return pending;
+  }
+  int64_t errors() const { return 0; }
+
+ private:
+  std::unique_ptr<LoopHeapTimer> timers_ = std::make_unique<LoopHeapTimer>();
+};
 
 // ---------------------------------------------------------------------------
 // Helpers.
@@ -564,6 +675,151 @@ void BM_Idle(benchmark::State& state) {
   Problem(state, "afterfunc_errors", impl.errors());
 }
 
+// 7. On the loop's thread: a LoopWheel (Loop) and the heap a loop keeps
+// without one (LoopHeap), driven by the benchmark thread as an event loop
+// drives them.
+//
+// BM_LoopAfterFuncStop: N timers pending at (i % 10000) ms; one op is
+// AfterFunc(1 s) + Stop (cached:0, which reads the clock) or AtClockTime(the
+// loop's time + 1 s) + Stop (cached:1: the loop passes the time it read at
+// the start of its turn, as a loop that handles a batch of events does).
+// Every kLoopTurnOps ops the loop takes a turn: it reads the clock once and
+// runs what is due by then (RunDueAt), so that the N timers fire meanwhile,
+// as in BM_AfterFuncStop_Firing, and the cached time stays fresh.
+constexpr int64_t kLoopTurnOps = 100;
+
+template <class Impl>
+void BM_LoopAfterFuncStop(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const bool cached = state.range(1) != 0;
+  Impl impl(/*workers=*/0);  // None: the loop's thread runs the callbacks.
+  ScheduleFiring(impl, n);
+  const absl::Duration one_second = absl::Seconds(1);
+  const int64_t one_second_ns = absl::ToInt64Nanoseconds(one_second);
+  int64_t now_ns = NowNs();  // The loop's time, read once per turn.
+  int64_t turn_ops = 0;
+  int64_t stop_failed = 0;
+  for (auto _ : state) {
+    if (++turn_ops == kLoopTurnOps) {
+      turn_ops = 0;
+      now_ns = NowNs();
+      impl.RunDueAt(now_ns);
+    }
+    typename Impl::Handle timer = cached
+                                      ? impl.AtNs(now_ns + one_second_ns, [] {})
+                                      : impl.AfterFunc(one_second, [] {});
+    if (!timer.Stop()) ++stop_failed;
+  }
+  state.SetItemsProcessed(state.iterations());
+  Problem(state, "stop_failed", stop_failed);
+  Problem(state, "afterfunc_errors", impl.errors());
+}
+
+// BM_LoopFire: 1M timers with delays uniform over [1 s, 2 s), scheduled by
+// the loop before it runs: a loop that schedules a million timers cannot
+// run the ones due meanwhile, so they start after the scheduling is done
+// (a timer due before it ended is a problem, reported). Then the loop
+// sleeps for TimeUntilNext (absl::SleepFor) and calls RunDue, until nothing
+// is pending. Fires are recorded as in BM_Fire (tools::FireLog), with the
+// same seed. Counters: lateness p50/p99/max in ticks (1 ms; LoopHeap has no
+// tick but is given the same unit), early fires (0: never early), lost
+// timers; wake_ups, the loop's sleeps, beside due_ticks, the ticks in which
+// a deadline falls (a LoopWheel wakes for the buckets due, so about once
+// per due tick plus a few for cascades; a loop woken every tick would wake
+// as often as there are ticks), and empty_wake_ups, those after which
+// RunDue ran nothing (cascades, for the wheel).
+constexpr int64_t kLoopFireMarginNs = 1'000'000'000;
+
+template <class Impl>
+void BM_LoopFire(benchmark::State& state) {
+  const std::shared_ptr<Clock> clock = SteadyClock();
+  const int64_t tick_ns = absl::ToInt64Nanoseconds(kLoopTick);
+  std::vector<int64_t> lateness_ns;  // Over all iterations.
+  int64_t early = 0;
+  int64_t lost = 0;
+  int64_t doubled = 0;
+  int64_t due_before_loop = 0;
+  int64_t wake_ups = 0;
+  int64_t empty_wake_ups = 0;
+  int64_t due_ticks = 0;
+  double sched_seconds = 0;
+  int64_t errors = 0;
+
+  for (auto _ : state) {
+    tools::FireLog log(kFireTimers, 1, clock.get());
+    log.DrawUniformDelays(0, kFireTimers, kLoopFireMarginNs, kFireWindowNs,
+                          kFireSeed);
+    // The wheel's ticks count from its creation; this is a reading just
+    // before it, so the ticks below may be shifted by a few microseconds.
+    const int64_t origin_ns = log.NowNs();
+    Impl impl(/*workers=*/0);
+
+    const int64_t start_ns = log.NowNs();
+    for (int64_t id = 0; id < kFireTimers; ++id) {
+      const int64_t delay_ns = log.StampDeadline(id);
+      impl.AfterFunc(absl::Nanoseconds(delay_ns),
+                     [&log, id] { log.Record(id); });
+    }
+    const int64_t scheduled_ns = log.NowNs();
+    const int64_t give_up_ns = scheduled_ns + kLoopFireMarginNs +
+                               kFireWindowNs +
+                               absl::ToInt64Nanoseconds(absl::Seconds(30));
+    while (std::optional<absl::Duration> wait = impl.TimeUntilNext()) {
+      if (*wait > absl::ZeroDuration()) {
+        absl::SleepFor(*wait);
+        ++wake_ups;
+        if (impl.RunDue() == 0) ++empty_wake_ups;
+      } else {
+        impl.RunDue();
+      }
+      if (log.NowNs() > give_up_ns) break;
+    }
+    const int64_t end_ns = log.NowNs();
+    errors += impl.errors();
+    impl.Shutdown();
+
+    const tools::FireSummary s = log.Summarize();
+    early += s.early;
+    lost += s.lost;
+    doubled += s.doubled;
+    sched_seconds += (scheduled_ns - start_ns) * 1e-9;
+    state.SetIterationTime((end_ns - start_ns) * 1e-9);
+    lateness_ns.insert(lateness_ns.end(), s.lateness_ns.begin(),
+                       s.lateness_ns.end());
+    std::vector<int64_t> ticks(kFireTimers);
+    for (int64_t id = 0; id < kFireTimers; ++id) {
+      const int64_t deadline_ns = log.Deadline(id);
+      if (deadline_ns < scheduled_ns) ++due_before_loop;
+      ticks[id] = (deadline_ns - origin_ns + tick_ns - 1) / tick_ns;
+    }
+    std::sort(ticks.begin(), ticks.end());
+    due_ticks += std::unique(ticks.begin(), ticks.end()) - ticks.begin();
+  }
+
+  const double iterations = static_cast<double>(state.iterations());
+  const double tick_ms = absl::ToDoubleMilliseconds(kLoopTick);
+  state.SetItemsProcessed(state.iterations() * kFireTimers);
+  state.counters["sched_per_s"] = kFireTimers * iterations / sched_seconds;
+  std::sort(lateness_ns.begin(), lateness_ns.end());
+  const tools::LatenessStats late = tools::LatenessOf(lateness_ns);
+  state.counters["late_p50_ticks"] =
+      absl::ToDoubleMilliseconds(late.p50) / tick_ms;
+  state.counters["late_p99_ticks"] =
+      absl::ToDoubleMilliseconds(late.p99) / tick_ms;
+  state.counters["late_max_ticks"] =
+      absl::ToDoubleMilliseconds(late.max) / tick_ms;
+  state.counters["early"] = static_cast<double>(early);
+  state.counters["lost"] = static_cast<double>(lost);
+  state.counters["wake_ups"] = wake_ups / iterations;
+  state.counters["due_ticks"] = due_ticks / iterations;
+  state.counters["empty_wake_ups"] = empty_wake_ups / iterations;
+  Problem(state, "early_fires", early);
+  Problem(state, "lost_timers", lost);
+  Problem(state, "doubled_timers", doubled);
+  Problem(state, "due_before_loop", due_before_loop);
+  Problem(state, "afterfunc_errors", errors);
+}
+
 // ---------------------------------------------------------------------------
 // Registration: each scenario and argument for every implementation in turn,
 // so that the output lists them side by side.
@@ -591,6 +847,15 @@ TW_BENCHMARK_ALL(
 TW_BENCHMARK_ALL(
     BM_Burst, ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1));
 
+// The loop scenarios, each for LoopWheel and for the heap on the loop.
+#define TW_BENCHMARK_LOOP(fn, ...)          \
+  BENCHMARK_TEMPLATE(fn, Loop) __VA_ARGS__; \
+  BENCHMARK_TEMPLATE(fn, LoopHeap) __VA_ARGS__
+
+TW_BENCHMARK_LOOP(BM_LoopFire, ->Unit(benchmark::kMillisecond)
+                                   ->UseManualTime()
+                                   ->Iterations(1));
+
 void StopOptions(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kNanosecond)->UseRealTime()->Iterations(kStopOps);
 }
@@ -610,11 +875,20 @@ TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(1));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(2));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(4));
 
+void LoopStopOptions(benchmark::internal::Benchmark* b) {
+  b->Apply(StopOptions)->ArgNames({"pending", "cached"});
+}
+TW_BENCHMARK_LOOP(
+    BM_LoopAfterFuncStop, ->Apply(LoopStopOptions)->Args({1'000'000, 0}));
+TW_BENCHMARK_LOOP(
+    BM_LoopAfterFuncStop, ->Apply(LoopStopOptions)->Args({1'000'000, 1}));
+
 void MemoryOptions(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 }
 TW_BENCHMARK_ALL(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
 TW_BENCHMARK_ALL(BM_Memory, ->Apply(MemoryOptions)->Arg(10'000'000));
+TW_BENCHMARK_LOOP(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
 
 TW_BENCHMARK_ALL(
     BM_Idle, ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1));
