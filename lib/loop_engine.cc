@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -138,7 +139,8 @@ absl::StatusOr<LoopNode*> LoopEngine::SchedulePeriodic(
 absl::StatusOr<LoopNode*> LoopEngine::NewArmed(
     absl::AnyInvocable<void()> f, std::unique_ptr<Scheduler> scheduler,
     int64_t deadline_ns, const char* /*caller*/) {
-  auto* node = new LoopNode(this, std::move(f), std::move(scheduler));
+  auto* node = new (nodes_.Allocate())
+      LoopNode(this, std::move(f), std::move(scheduler));
   RefEngine();     // the node's
   node->refs = 2;  // the handle's and the wheel's
   ++pending_;
@@ -167,7 +169,8 @@ void LoopEngine::Unlink(LoopNode* node) {
 void LoopEngine::Unref(LoopNode* node) {
   if (--node->refs > 0) return;
   LoopEngine* const engine = node->engine;
-  delete node;  // its callback's destructor may call into the wheel
+  node->~LoopNode();  // its callback's destructor may call into the wheel
+  engine->nodes_.Free(node);
   engine->UnrefEngine();
 }
 

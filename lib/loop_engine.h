@@ -22,7 +22,8 @@
 //   kCancelled      the wheel is gone                   no
 //
 // Lifetime: a node is counted (`refs`): one per LoopTimer handle, one while
-// the wheel holds it (pending or running); the last release deletes it. The
+// the wheel holds it (pending or running); the last release destroys it and
+// gives its memory back to the engine's NodePool (node_pool.h). The
 // engine is counted too: one for the LoopWheel, one per live node and one
 // for a RunDue in progress, so a callback may destroy the LoopWheel (Close
 // cancels every pending timer; RunDue returns after that callback) and a
@@ -44,6 +45,7 @@
 #include "absl/time/time.h"
 #include "core/bucket_list.h"
 #include "core/wheel_core.h"
+#include "node_pool.h"
 #include "time_base.h"
 #include "timingwheel/loop_wheel.h"
 #include "timingwheel/scheduler.h"
@@ -149,6 +151,10 @@ class LoopEngine {
 
   TimeBase time_;
   const int64_t max_pending_;
+  // The nodes' memory: a node's neighbours in a bucket were mostly made one
+  // after another, so a flush walks memory that is mostly contiguous (and
+  // no malloc header per node). Freed only with the engine.
+  NodePool nodes_{sizeof(LoopNode), alignof(LoopNode)};
   WheelCore core_;
   NodeList due_;
   int64_t pending_ = 0;

@@ -49,9 +49,10 @@
 // would. Destroying the wheel from one of its callbacks is allowed: the
 // pending timers are cancelled and RunDue returns after that callback.
 //
-// Memory: today a timer costs a heap allocation of its node (about 100 bytes
-// with a callback of two pointers); the pooled 48-byte node is the next step
-// of the design.
+// Memory: a timer's node comes from the wheel's pool (about 96 bytes with a
+// callback of up to two pointers); the wheel keeps the memory of its peak
+// number of timers until it is destroyed. The 48-byte node, and memory given
+// back after a spike, are the next steps of the design.
 
 #ifndef TIMINGWHEEL_LOOP_WHEEL_H_
 #define TIMINGWHEEL_LOOP_WHEEL_H_
@@ -196,12 +197,12 @@ class LoopWheel {
   // work arrives). Never shorter than needed: it reports the next bucket's
   // time, not every tick.
   std::optional<absl::Duration> TimeUntilNext();
-  // Runs every callback due by the clock's current time, inline, in
-  // deadline order (those a callback makes due run after it, in the order
-  // made); returns how many ran. RunDueAt runs those due by `now`, a time of
-  // the wheel's clock the loop read itself (its cached time), or by the
-  // clock's current time if that is earlier; a time before one already
-  // given counts as that one.
+  // Runs every callback due by the clock's current time, inline, tick by
+  // tick (those due in one tick in the order they were armed; those a
+  // callback makes due after it, in the order made); returns how many ran.
+  // RunDueAt runs those due by `now`, a time of the wheel's clock the loop read
+  // itself (its cached time), or by the clock's current time if that is
+  // earlier; a time before one already given counts as that one.
   int64_t RunDue();
   int64_t RunDueAt(absl::Duration now);
 
