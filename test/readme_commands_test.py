@@ -12,6 +12,11 @@ SCRATCH_DIR, with HOME set to SCRATCH_DIR/home so that what the README
 installs into ~/.local stays there. A block that fails stops the test, which
 prints the block and its output.
 
+The blocks run as on a machine that has only what the README's Quick start
+installs for the library: CMake reads CMAKE_TOOLCHAIN_FILE from the
+environment, and the test's toolchain file makes GoogleTest, Google Benchmark
+and Boost unfindable; a `ninja` that fails comes first in PATH.
+
 The README's other commands are not run here: `./tools/test.sh` is what CI
 runs, and `./tools/run.sh` runs a million timers, too long for a test
 (run_sh_test.py checks what it installs and builds).
@@ -49,6 +54,24 @@ def copy_checkout(source, destination):
         shutil.copy2(os.path.join(source, name), target)
 
 
+def bare_machine(scratch, env):
+    """`env` for a machine without the tests' and benchmark's packages."""
+    toolchain = os.path.join(scratch, "bare_machine.cmake")
+    with open(toolchain, "w", encoding="utf-8") as f:
+        for package in ("GTest", "benchmark", "Boost"):
+            f.write(f"set(CMAKE_DISABLE_FIND_PACKAGE_{package} ON)\n")
+    bin_dir = os.path.join(scratch, "bin")
+    os.makedirs(bin_dir)
+    ninja = os.path.join(bin_dir, "ninja")
+    with open(ninja, "w", encoding="utf-8") as f:
+        f.write("#!/bin/sh\necho 'ninja: not installed' >&2\nexit 127\n")
+    os.chmod(ninja, 0o755)
+    env = dict(env, CMAKE_TOOLCHAIN_FILE=toolchain,
+               PATH=bin_dir + os.pathsep + env.get("PATH", ""))
+    env.pop("CMAKE_GENERATOR", None)
+    return env
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -63,7 +86,7 @@ def main():
     home = os.path.join(scratch, "home")
     os.makedirs(home)
     copy_checkout(source, checkout)
-    env = dict(os.environ, HOME=home)
+    env = bare_machine(scratch, dict(os.environ, HOME=home))
 
     for number, block in enumerate(blocks, 1):
         print(f"---- block {number} of {len(blocks)}:\n{block}", flush=True)
