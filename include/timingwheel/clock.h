@@ -57,6 +57,7 @@
 #include <memory>
 
 #include "absl/time/time.h"
+#include "timingwheel/export.h"
 
 namespace timingwheel {
 namespace internal {
@@ -66,7 +67,7 @@ class ClockWakeUpList;
 
 // A monotonic time source. Implementations must be thread-safe and must never
 // go backwards.
-class Clock {
+class TIMINGWHEEL_EXPORT Clock {
  public:
   Clock();
   virtual ~Clock();
@@ -107,7 +108,7 @@ class Clock {
 };
 
 // The process-wide `std::chrono::steady_clock`, shared by every caller.
-std::shared_ptr<Clock> SteadyClock();
+TIMINGWHEEL_EXPORT std::shared_ptr<Clock> SteadyClock();
 
 // A deterministic clock for tests: time moves only when `Advance` is called,
 // and then every wheel sleeping on it wakes and re-checks.
@@ -115,7 +116,7 @@ std::shared_ptr<Clock> SteadyClock();
 // Thread-safe. Memory ordering: `Advance` publishes the new time with release
 // ordering and `Now` reads it with acquire, so whatever a thread wrote before
 // advancing is visible to a thread that observes the new time.
-class ManualClock : public Clock {
+class TIMINGWHEEL_EXPORT ManualClock : public Clock {
  public:
   ManualClock();  // Now() starts at absl::ZeroDuration().
 

@@ -49,6 +49,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "timingwheel/export.h"
 
 namespace timingwheel {
 
@@ -64,7 +65,7 @@ struct ScheduleContext {
   absl::Duration now;
 };
 
-class Scheduler {
+class TIMINGWHEEL_EXPORT Scheduler {
  public:
   virtual ~Scheduler();
 
@@ -87,13 +88,15 @@ class Scheduler {
 // period after ScheduleFunc, then start + k * period, skipping the runs missed
 // while a run was still going. `period` is rounded up to a whole nanosecond.
 // Errors: InvalidArgument unless `period` is finite and > 0.
-absl::StatusOr<std::unique_ptr<Scheduler>> FixedRate(absl::Duration period);
+TIMINGWHEEL_EXPORT absl::StatusOr<std::unique_ptr<Scheduler>> FixedRate(
+    absl::Duration period);
 
 // Runs `delay` after the previous run returned (the first run `delay` after
 // ScheduleFunc).
 // Errors: InvalidArgument unless `delay` is finite and > 0 (a delay of 0 would
 // run the callback back to back, for ever).
-absl::StatusOr<std::unique_ptr<Scheduler>> FixedDelay(absl::Duration delay);
+TIMINGWHEEL_EXPORT absl::StatusOr<std::unique_ptr<Scheduler>> FixedDelay(
+    absl::Duration delay);
 
 struct BackoffOptions {
   absl::Duration initial = absl::Milliseconds(100);  // first delay; > 0
@@ -112,8 +115,8 @@ struct BackoffOptions {
 // Errors: InvalidArgument naming the field unless `initial` is finite and > 0,
 // `max` finite and >= initial, `multiplier` finite and >= 1, `jitter` in
 // [0, 1], and `max_attempts` >= 0.
-absl::StatusOr<std::unique_ptr<Scheduler>> ExponentialBackoff(
-    BackoffOptions options);
+TIMINGWHEEL_EXPORT absl::StatusOr<std::unique_ptr<Scheduler>>
+ExponentialBackoff(BackoffOptions options);
 
 }  // namespace timingwheel
 

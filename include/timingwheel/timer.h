@@ -55,6 +55,7 @@
 #include <optional>
 
 #include "absl/time/time.h"
+#include "timingwheel/export.h"
 
 namespace timingwheel {
 
@@ -62,7 +63,7 @@ namespace internal {
 class TimerNode;
 }  // namespace internal
 
-class Timer {
+class TIMINGWHEEL_EXPORT Timer {
  public:
   // A handle that refers to nothing: Stop and Reset return false.
   Timer();

@@ -114,6 +114,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "timingwheel/clock.h"
+#include "timingwheel/export.h"
 #include "timingwheel/options.h"
 #include "timingwheel/scheduler.h"
 #include "timingwheel/scoped_timer.h"
@@ -135,7 +136,7 @@ absl::AnyInvocable<void()> FromFunction(std::function<R()> f) {
 }
 }  // namespace internal
 
-class TimingWheel {
+class TIMINGWHEEL_EXPORT TimingWheel {
  public:
   // Validates `options` and starts the poller, advancer and worker threads.
   // Errors: InvalidArgument naming the option, its value and what is allowed;
