@@ -1,14 +1,15 @@
 # Copyright 2026 The timingwheel Authors.
 # SPDX-License-Identifier: Apache-2.0
 #
-# The test command of consumer_subdir, run after the project built:
+# The test command of consumer_fetch, run after the project built:
 # 1. runs the ThreadSanitizer-built consumer (with address randomisation off
 #    where the kernel's mmap entropy is above what the TSan runtime supports,
 #    as tools/test.sh does), which must exit 0 with no report;
 # 2. installs the consumer into a scratch prefix, which must then hold the
-#    consumer's program and nothing of timingwheel's.
+#    consumer's program and package, and timingwheel's library, headers and
+#    package that the consumer's package refers to.
 # Usage: cmake -DBINARY_DIR=<consumer build dir> -P check.cmake
-set(program ${BINARY_DIR}/consumer_subdir)
+set(program ${BINARY_DIR}/consumer_fetch)
 set(wrapper "")
 if(EXISTS /proc/sys/vm/mmap_rnd_bits)
   file(READ /proc/sys/vm/mmap_rnd_bits rnd_bits)
@@ -37,9 +38,18 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${pref
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cmake --install of the consumer failed: ${rc}")
 endif()
-file(GLOB_RECURSE installed RELATIVE ${prefix} ${prefix}/*)
-if(NOT installed STREQUAL "bin/consumer_subdir")
-  message(FATAL_ERROR
-    "the consumer's install should hold bin/consumer_subdir only, "
-    "it holds: ${installed}")
+foreach(file IN ITEMS
+    bin/consumer_fetch
+    lib/cmake/consumer/consumerTargets.cmake
+    lib/libtimingwheel.a
+    include/timingwheel/timingwheel.h
+    lib/cmake/timingwheel/timingwheelConfig.cmake
+    lib/cmake/timingwheel/timingwheelTargets.cmake)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "the consumer's install has no ${file}")
+  endif()
+endforeach()
+file(READ ${prefix}/lib/cmake/consumer/consumerTargets.cmake targets)
+if(NOT targets MATCHES "timingwheel::timingwheel")
+  message(FATAL_ERROR "the consumer's package does not name timingwheel::timingwheel")
 endif()
