@@ -17,9 +17,12 @@
 //   auto clock = std::make_shared<timingwheel::ManualClock>();
 //   timingwheel::Options options;
 //   options.clock = clock;
-//   auto wheel = timingwheel::TimingWheel::Create(options).value();
-//   wheel->AfterFunc(absl::Seconds(5), [] { ... });
+//   auto wheel = timingwheel::TimingWheel::Create(std::move(options)).value();
+//   bool fired = false;
+//   auto timer =
+//       wheel->AfterFunc(absl::Seconds(5), [&fired] { fired = true; });
 //   clock->Advance(absl::Seconds(5));  // the callback is now due
+//   wheel->WaitIdle();                 // and has run: `fired` is true
 //
 // Writing a clock of your own. A clock that runs at real speed (an offset or
 // a different source of the same time) implements `Now()` and nothing else.

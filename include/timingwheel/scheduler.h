@@ -31,11 +31,13 @@
 //   class PollQueue : public timingwheel::Scheduler {
 //    public:
 //     std::optional<absl::Duration> NextDelay(
-//         const timingwheel::ScheduleContext& context) override {
+//         const timingwheel::ScheduleContext& /*context*/) override {
 //       return QueueIsBusy() ? absl::Seconds(1) : absl::Seconds(10);
 //     }
 //   };
-//   wheel->ScheduleFunc(std::make_unique<PollQueue>(), [] { Poll(); });
+//
+//   absl::StatusOr<timingwheel::Timer> poller =
+//       wheel->ScheduleFunc(std::make_unique<PollQueue>(), [] { Poll(); });
 //
 // Thread-safety: a Scheduler is called by one thread at a time (the wheel
 // guarantees it); the factories' schedulers keep no shared state.

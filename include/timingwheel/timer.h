@@ -15,9 +15,9 @@
 //
 //   timingwheel::Timer deadline =
 //       wheel->AfterFunc(absl::Seconds(30), [conn] { conn->Close(); }).value();
-//   ...
-//   deadline.Reset(absl::Seconds(30));  // activity: push the deadline out
-//   ...
+//   // ... on activity:
+//   deadline.Reset(absl::Seconds(30));  // push the deadline out
+//   // ... when the peer closes the connection first:
 //   if (deadline.Stop()) {
 //     // The close callback will never start.
 //   }
@@ -112,7 +112,7 @@ class TIMINGWHEEL_EXPORT Timer {
   // without sharing the handle AfterFunc returned (which the callback could
   // otherwise read before the caller has stored it):
   //
-  //   wheel->Every(absl::Seconds(1), [&] {
+  //   auto heartbeat = wheel->Every(absl::Seconds(1), [&beats] {
   //     if (++beats == 5) timingwheel::Timer::Current().Stop();
   //   });
   static Timer Current();

@@ -18,7 +18,7 @@
 //   absl::StatusOr<timingwheel::Timer> t =
 //       wheel->AfterFunc(absl::Milliseconds(250), [] { Retry(); });
 //   if (!t.ok()) return t.status();
-//   ...
+//   // ... the reply came in time:
 //   t->Stop();  // true: Retry() will never start
 //
 // The design (after Varghese & Lauck, as Kafka builds it)

@@ -96,7 +96,7 @@ execute_process(COMMAND ${CMAKE_CTEST_COMMAND}
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "test/consumer against the shared library failed: ${rc}")
 endif()
-execute_process(COMMAND readelf -d ${CONSUMER_BUILD}/consumer
+execute_process(COMMAND readelf -d ${CONSUMER_BUILD}/my_server
   OUTPUT_VARIABLE needed COMMAND_ERROR_IS_FATAL ANY)
 if(NOT needed MATCHES "Shared library: \\[${soname}\\]")
   message(FATAL_ERROR "the consumer does not load ${soname}:\n${needed}")
