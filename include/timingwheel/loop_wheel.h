@@ -68,6 +68,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "timingwheel/clock.h"
+#include "timingwheel/export.h"
 #include "timingwheel/options.h"
 #include "timingwheel/scheduler.h"
 #include "timingwheel/scoped_timer.h"
@@ -97,7 +98,7 @@ struct LoopOptions {
 // to the same timer, safe to use after the callback ran and after the wheel
 // is gone (then Stop and Reset return false). Loop thread only, like the
 // wheel.
-class LoopTimer {
+class TIMINGWHEEL_EXPORT LoopTimer {
  public:
   // A handle that refers to nothing: Stop and Reset return false.
   LoopTimer() = default;
@@ -152,7 +153,7 @@ class LoopTimer {
 // Stops its LoopTimer when it goes out of scope (see scoped_timer.h).
 using ScopedLoopTimer = BasicScopedTimer<LoopTimer>;
 
-class LoopWheel {
+class TIMINGWHEEL_EXPORT LoopWheel {
  public:
   // Validates `options`; starts no thread.
   // Errors: InvalidArgument naming the option, its value and what is allowed.
