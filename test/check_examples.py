@@ -8,7 +8,9 @@ Usage: check_examples.py SOURCE_DIR
 
 README.md, by the info string of each fenced block:
   * `cpp`: the whole of a C++ file of test/ (less its licence header), which
-    the tests compile and run: test/readme_example.cc;
+    the tests compile and run: test/readme_example.cc; or an excerpt of a
+    program of test/examples/, which the tests build and run too (whitespace
+    aside, as for the headers);
   * `cmake`: its lines, in order, in one of test/consumer*/CMakeLists.txt,
     the projects the consumer tests configure and build;
   * `sh`: run by the readme_commands test;
@@ -48,6 +50,8 @@ def check_readme(source):
     programs = [LICENCE.sub("", read(path)) for path in
                 glob.glob(os.path.join(source, "test", "**", "*.cc"),
                           recursive=True)]
+    excerpts = [squeeze(read(path)) for path in glob.glob(
+        os.path.join(source, "test", "examples", "*.cc"))]
     projects = {path: [line.strip() for line in read(path).splitlines()]
                 for path in glob.glob(os.path.join(
                     source, "test", "consumer*", "CMakeLists.txt"))}
@@ -57,9 +61,11 @@ def check_readme(source):
         if language == "sh":
             continue
         if language == "cpp":
-            if block not in programs:
+            if block not in programs and not any(
+                    squeeze(block) in example for example in excerpts):
                 errors.append(f"README.md: the cpp block that starts "
-                              f"'{first}' is not a file of test/ quoted whole")
+                              f"'{first}' is neither a file of test/ quoted "
+                              f"whole nor part of a test/examples/ program")
         elif language == "cmake":
             lines = [line.strip() for line in block.splitlines()
                      if line.strip()]

@@ -16,9 +16,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 #include "timingwheel/clock.h"
+#include "timingwheel/loop_wheel.h"
 #include "timingwheel/scheduler.h"
 #include "timingwheel/scoped_timer.h"
 #include "timingwheel/timer.h"
@@ -206,6 +209,24 @@ absl::Status SendRequest() {
   // ... the reply came in time:
   t->Stop();  // true: Retry() will never start
   return absl::OkStatus();
+}
+
+// ---- loop_wheel.h
+
+TEST(LoopWheelHeaderExample, TheIdleTimeoutClosesAfterTheLoopSleptOnIt) {
+  const absl::Time start = absl::Now();
+  auto wheel = timingwheel::LoopWheel::Create().value();
+  bool closed = false;
+  timingwheel::LoopTimer idle =
+      wheel->AfterFunc(absl::Milliseconds(30), [&] { closed = true; }).value();
+  idle.Reset(absl::Milliseconds(20));  // activity: the timeout moves
+  while (std::optional<absl::Duration> wait = wheel->TimeUntilNext()) {
+    absl::SleepFor(*wait);  // epoll_wait(epfd, events, n, ms) in a loop
+    wheel->RunDue();
+  }
+
+  EXPECT_TRUE(closed);
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(20));
 }
 
 TEST(TimingWheelHeaderExample, Runs) { EXPECT_TRUE(SendRequest().ok()); }

@@ -14,20 +14,18 @@
 // caller instead of a poller and an advancer, so no wake-up is ever asked
 // for a tick in which no bucket is due.
 //
-// Example (an epoll loop; the tests build a complete one with a timerfd):
+// Example: the loop in its simplest form (a real loop sleeps in epoll_wait
+// or on a timerfd for the time TimeUntilNext gives: the README and
+// test/examples/ show both, and one on Boost.Asio):
 //
 //   auto wheel = timingwheel::LoopWheel::Create().value();
+//   bool closed = false;
 //   timingwheel::LoopTimer idle =
-//       wheel->AfterFunc(absl::Seconds(30), [&] { CloseIdle(conn); }).value();
-//   for (;;) {
-//     std::optional<absl::Duration> wait = wheel->TimeUntilNext();
-//     int timeout_ms = !wait ? -1 : static_cast<int>(absl::ToInt64Milliseconds(
-//                                       absl::Ceil(*wait,
-//                                       absl::Milliseconds(1))));
-//     int n = epoll_wait(epfd, events, kMaxEvents, timeout_ms);
-//     for (int i = 0; i < n; ++i) {
-//       HandleReadable(events[i]);  // activity: idle.Reset(absl::Seconds(30))
-//     }
+//       wheel->AfterFunc(absl::Milliseconds(30), [&] { closed = true; })
+//           .value();
+//   idle.Reset(absl::Milliseconds(20));  // activity: the timeout moves
+//   while (std::optional<absl::Duration> wait = wheel->TimeUntilNext()) {
+//     absl::SleepFor(*wait);  // epoll_wait(epfd, events, n, ms) in a loop
 //     wheel->RunDue();
 //   }
 //
