@@ -45,7 +45,7 @@ readonly ALL_CONFIGS=(lint debug clang-tsa tsan gcc-tsan asan fuzz)
 readonly PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev clang-format clang-tidy
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
-  pkg-config python3
+  make pkg-config python3
 )
 readonly LOG_DIR=build/test-logs
 
