@@ -30,6 +30,9 @@
 //   BM_AfterFuncStop_Quiet/N   the same with the N timers 10-20 min out.
 //   BM_AfterFuncStop_Threads   Quiet, 1M pending, 1/2/4 calling threads;
 //                              items_per_second is the total rate.
+//   BM_AfterFuncStop_Shards/N  Quiet, 1M pending spread over N instances,
+//                              one calling thread; op i goes to instance
+//                              i % N (a key sharded over N wheels).
 //   BM_Fire                    1M timers uniform over 1 s, all fire:
 //                              scheduling rate, time to the last fire,
 //                              lateness percentiles (and p99 of the timers
@@ -53,6 +56,10 @@
 //                              sleeps for TimeUntilNext, then RunDue:
 //                              lateness in ticks, early fires, lost timers,
 //                              wake-ups beside the ticks with a deadline.
+//   BM_Instances/N             what one more instance costs a process: N
+//                              of them with 1 worker each, created, then
+//                              destroyed; per instance: threads, RSS, create
+//                              and destroy time.
 //
 // BM_Fire and BM_Burst record fires as timingwheel_cli does, with
 // tools::FireLog (tools/fire_log.h): a timer's deadline is the steady clock
@@ -84,6 +91,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -313,6 +321,14 @@ double ProcessCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
 }
 
+// The process's threads: the entries of /proc/self/task (Linux).
+int64_t ThreadCount() {
+  std::error_code error;
+  std::filesystem::directory_iterator tasks("/proc/self/task", error);
+  if (error) return -1;
+  return std::distance(tasks, std::filesystem::directory_iterator());
+}
+
 int64_t ContextSwitches() {
   rusage usage;
   getrusage(RUSAGE_SELF, &usage);
@@ -400,6 +416,36 @@ void BM_AfterFuncStop_Threads(benchmark::State& state) {
     shared->Shutdown();
     shared.reset();
   }
+}
+
+// The same from one thread over N instances, as a program that shards its
+// timers by key over N wheels calls them: 1M quiet timers spread evenly, and
+// op i on instance i % N, so that consecutive ops never share one (the worst
+// case for anything an instance caches per calling thread).
+template <class Impl>
+void BM_AfterFuncStop_Shards(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::vector<std::unique_ptr<Impl>> shards;
+  for (int64_t i = 0; i < n; ++i) {
+    shards.push_back(std::make_unique<Impl>(kWorkers));
+    ScheduleQuiet(*shards.back(), kThreadsPending / n);
+  }
+  const absl::Duration one_second = absl::Seconds(1);
+  int64_t stop_failed = 0;
+  int64_t op = 0;
+  for (auto _ : state) {
+    Impl& shard = *shards[static_cast<size_t>(op++ % n)];
+    typename Impl::Handle timer = shard.AfterFunc(one_second, [] {});
+    if (!timer.Stop()) ++stop_failed;
+  }
+  state.SetItemsProcessed(state.iterations());
+  Problem(state, "stop_failed", stop_failed);
+  int64_t errors = 0;
+  for (auto& shard : shards) {
+    shard->Shutdown();
+    errors += shard->errors();
+  }
+  Problem(state, "afterfunc_errors", errors);
 }
 
 // 3. 1M timers with delays uniform over 1 s; all fire. The shape of
@@ -820,6 +866,45 @@ void BM_LoopFire(benchmark::State& state) {
   Problem(state, "afterfunc_errors", errors);
 }
 
+// 8. What one more instance (one more wheel) costs a process: N of them with
+// 1 worker each, no timers, all alive at once, then destroyed. Per instance:
+// the threads it started, the RSS it added, the time to create it and the
+// time to destroy it (Shutdown and joining its threads).
+template <class Impl>
+void BM_Instances(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  double threads = 0;
+  double rss_bytes = 0;
+  double create_us = 0;
+  double destroy_us = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    TrimHeap();
+    state.ResumeTiming();
+    const int64_t threads_before = ThreadCount();
+    const int64_t rss_before = ProcStatusBytes("VmRSS");
+    const int64_t start_ns = NowNs();
+    std::vector<std::unique_ptr<Impl>> instances;
+    instances.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      instances.push_back(std::make_unique<Impl>(1));
+    }
+    const int64_t created_ns = NowNs();
+    threads += static_cast<double>(ThreadCount() - threads_before) / n;
+    rss_bytes += static_cast<double>(ProcStatusBytes("VmRSS") - rss_before) / n;
+    const int64_t destroy_ns = NowNs();
+    instances.clear();
+    destroy_us += (NowNs() - destroy_ns) * 1e-3 / n;
+    create_us += (created_ns - start_ns) * 1e-3 / n;
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  state.SetItemsProcessed(state.iterations() * n);
+  state.counters["threads_each"] = threads / iterations;
+  state.counters["rss_bytes_each"] = rss_bytes / iterations;
+  state.counters["create_us_each"] = create_us / iterations;
+  state.counters["destroy_us_each"] = destroy_us / iterations;
+}
+
 // ---------------------------------------------------------------------------
 // Registration: each scenario and argument for every implementation in turn,
 // so that the output lists them side by side.
@@ -874,6 +959,9 @@ void ThreadsOptions(benchmark::internal::Benchmark* b) {
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(1));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(2));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(4));
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Shards, ->Apply(StopOptions)->Arg(1));
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Shards, ->Apply(StopOptions)->Arg(4));
+TW_BENCHMARK_ALL(BM_AfterFuncStop_Shards, ->Apply(StopOptions)->Arg(16));
 
 void LoopStopOptions(benchmark::internal::Benchmark* b) {
   b->Apply(StopOptions)->ArgNames({"pending", "cached"});
@@ -892,6 +980,9 @@ TW_BENCHMARK_LOOP(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
 
 TW_BENCHMARK_ALL(
     BM_Idle, ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1));
+
+TW_BENCHMARK_ALL(BM_Instances, ->Apply(MemoryOptions)->Arg(100));
+TW_BENCHMARK_ALL(BM_Instances, ->Apply(MemoryOptions)->Arg(1000));
 
 }  // namespace
 }  // namespace bench
