@@ -388,13 +388,12 @@ Stats Engine::GetStats() const {
   stats.pending = Pending();
   counts_.Fill(&stats);
   stats.worker_queue_depth = runner_.QueueDepth();
-  LatencyHistogram lateness;
-  runner_.MergeLateness(&lateness);
-  stats.fired = lateness.Count();
-  stats.lateness_p50 = absl::Nanoseconds(lateness.Percentile(0.5));
-  stats.lateness_p99 = absl::Nanoseconds(lateness.Percentile(0.99));
-  stats.lateness_p999 = absl::Nanoseconds(lateness.Percentile(0.999));
-  stats.lateness_max = absl::Nanoseconds(lateness.Max());
+  const int64_t now_ns = time_.NowNs();
+  LatencyHistogram all;
+  LatencyHistogram recent;
+  runner_.MergeLateness(now_ns, &all, &recent);
+  FillLateness(all, recent, now_ns - WindowedHistogram::RecentStart(now_ns),
+               &stats);
   return stats;
 }
 

@@ -76,14 +76,15 @@ absl::Status Runner::Start(int workers, const Executor* executor,
   auto run = [this](const DueTimer& task, int worker) { Run(task, worker); };
   if (executor != nullptr && *executor) {
     executor_ = executor;
-    lateness_.push_back(std::make_unique<LatencyHistogram>());
+    lateness_.push_back(
+        std::make_unique<WindowedHistogram>(LatencyHistogram::Writers::kMany));
     pool_ =
         std::make_unique<WorkerPool>(run, [this](uint64_t id) { HandOff(id); });
     return absl::OkStatus();
   }
   for (int i = 0; i < workers; ++i) {
     lateness_.push_back(
-        std::make_unique<LatencyHistogram>(LatencyHistogram::Writers::kOne));
+        std::make_unique<WindowedHistogram>(LatencyHistogram::Writers::kOne));
   }
   owner_->Ref(workers);  // one per thread, released as it exits
   pool_ = std::make_unique<WorkerPool>(
@@ -145,8 +146,11 @@ bool Runner::CancelOwnRearm() {
   return true;
 }
 
-void Runner::MergeLateness(LatencyHistogram* into) const {
-  for (const auto& histogram : lateness_) into->MergeFrom(*histogram);
+void Runner::MergeLateness(int64_t now_ns, LatencyHistogram* all,
+                           LatencyHistogram* recent) const {
+  for (const auto& histogram : lateness_) {
+    histogram->MergeInto(now_ns, all, recent);
+  }
 }
 
 void Runner::Run(const DueTimer& task, int worker) {
@@ -160,7 +164,8 @@ void Runner::Run(const DueTimer& task, int worker) {
     return;
   }
   if (!periodic) counts_->Retired();
-  lateness_[worker]->Record(LatenessNs(time_->NowNs(), task.deadline_ns));
+  const int64_t now_ns = time_->NowNs();
+  lateness_[worker]->Record(now_ns, LatenessNs(now_ns, task.deadline_ns));
   try {
     ScopedCallback current(this, node);
     node->callback();

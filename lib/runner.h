@@ -93,8 +93,11 @@ class Runner {
   void WaitNoneRunning() { pool_->WaitNoneRunning(); }
   int64_t Outstanding() const { return pool_->Outstanding(); }
   int64_t QueueDepth() const { return pool_->QueueDepth(); }
-  // The lateness (start - deadline) of every callback started so far.
-  void MergeLateness(LatencyHistogram* into) const;
+  // The lateness (start - deadline) of every callback started so far into
+  // `all`, and of those started since WindowedHistogram::RecentStart(now_ns)
+  // into `recent`.
+  void MergeLateness(int64_t now_ns, LatencyHistogram* all,
+                     LatencyHistogram* recent) const;
 
  private:
   class HandedOffTask;
@@ -126,7 +129,7 @@ class Runner {
   const Executor* executor_ = nullptr;
   // One per worker, written by that worker only (Writers::kOne); or one for
   // the executor, which any of its threads may write.
-  std::vector<std::unique_ptr<LatencyHistogram>> lateness_;
+  std::vector<std::unique_ptr<WindowedHistogram>> lateness_;
   std::unique_ptr<WorkerPool> pool_;
 };
 

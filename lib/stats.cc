@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 namespace timingwheel::internal {
 
@@ -14,6 +15,16 @@ namespace {
 // Bit i set: owned slot i has a live thread.
 std::atomic<uint64_t> owned_slots{0};
 static_assert(ShardedCounter::kOwnedCells <= 64);
+
+// Stats::lateness_buckets: 2^k - 1 ns for k in [kFirstBoundBits,
+// kLastBoundBits], about 1us to 69s.
+constexpr int kFirstBoundBits = 10;
+constexpr int kLastBoundBits = 36;
+
+static_assert(absl::Nanoseconds(WindowedHistogram::kSlotNs) == kRecentSlot);
+static_assert(absl::Nanoseconds(WindowedHistogram::kSlotNs *
+                                WindowedHistogram::kWindowSlots) ==
+              kRecentWindow);
 
 // Gives the thread's slot back when it exits; later adds of the exiting
 // thread (from other thread_local destructors) go to the shared cell.
@@ -77,24 +88,36 @@ int64_t LatencyHistogram::UpperBoundOf(int bucket) {
   return static_cast<int64_t>(upper - 1);
 }
 
+void LatencyHistogram::RaiseMax(std::atomic<int64_t>* max,
+                                int64_t value) const {
+  int64_t seen = max->load(std::memory_order_relaxed);
+  if (one_writer_) {
+    if (value > seen) max->store(value, std::memory_order_relaxed);
+    return;
+  }
+  while (value > seen &&
+         !max->compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
 void LatencyHistogram::Record(int64_t ns) {
   const uint64_t value = ns < 0 ? 0 : static_cast<uint64_t>(ns);
   std::atomic<int64_t>& count = counts_[BucketOf(value)];
-  int64_t max = max_.load(std::memory_order_relaxed);
+  const auto as_double = static_cast<double>(value);
   if (one_writer_) {
     // Readers only load: a store of the writer's own sum is enough.
     count.store(count.load(std::memory_order_relaxed) + 1,
                 std::memory_order_relaxed);
-    if (static_cast<int64_t>(value) > max) {
-      max_.store(static_cast<int64_t>(value), std::memory_order_relaxed);
+    sum_.store(sum_.load(std::memory_order_relaxed) + as_double,
+               std::memory_order_relaxed);
+  } else {
+    count.fetch_add(1, std::memory_order_relaxed);
+    double sum = sum_.load(std::memory_order_relaxed);
+    while (!sum_.compare_exchange_weak(sum, sum + as_double,
+                                       std::memory_order_relaxed)) {
     }
-    return;
   }
-  count.fetch_add(1, std::memory_order_relaxed);
-  while (static_cast<int64_t>(value) > max &&
-         !max_.compare_exchange_weak(max, static_cast<int64_t>(value),
-                                     std::memory_order_relaxed)) {
-  }
+  RaiseMax(&max_, static_cast<int64_t>(value));
 }
 
 void LatencyHistogram::MergeFrom(const LatencyHistogram& other) {
@@ -103,11 +126,21 @@ void LatencyHistogram::MergeFrom(const LatencyHistogram& other) {
                          std::memory_order_relaxed);
   }
   max_.store(std::max(Max(), other.Max()), std::memory_order_relaxed);
+  sum_.store(Sum() + other.Sum(), std::memory_order_relaxed);
 }
 
 int64_t LatencyHistogram::Count() const {
   int64_t n = 0;
   for (const auto& count : counts_) n += count.load(std::memory_order_relaxed);
+  return n;
+}
+
+int64_t LatencyHistogram::CountAtMost(int64_t ns) const {
+  int64_t n = 0;
+  const int last = BucketOf(static_cast<uint64_t>(ns));
+  for (int i = 0; i <= last; ++i) {
+    n += counts_[i].load(std::memory_order_relaxed);
+  }
   return n;
 }
 
@@ -123,6 +156,131 @@ int64_t LatencyHistogram::Percentile(double q) const {
     if (seen >= rank) return std::min(UpperBoundOf(i), Max());
   }
   return Max();
+}
+
+void WindowedHistogram::Record(int64_t now_ns, int64_t ns) {
+  if (now_ns >= slot_end_ns_.load(std::memory_order_relaxed)) {
+    StartSlot(now_ns);
+  }
+  all_.Record(ns);
+  all_.RaiseMax(&ring_[current_.load(std::memory_order_relaxed)].max,
+                std::max<int64_t>(ns, 0));
+}
+
+void WindowedHistogram::StartSlot(int64_t now_ns) {
+  const int64_t number = now_ns / kSlotNs;
+  // The last slot ends at INT64_MAX (the clock's time cannot pass it).
+  const int64_t end = number < std::numeric_limits<int64_t>::max() / kSlotNs
+                          ? (number + 1) * kSlotNs
+                          : std::numeric_limits<int64_t>::max();
+  int64_t seen_end = slot_end_ns_.load(std::memory_order_relaxed);
+  do {
+    if (now_ns < seen_end) return;  // another writer started it
+  } while (!slot_end_ns_.compare_exchange_weak(seen_end, end,
+                                               std::memory_order_relaxed));
+  const int index = static_cast<int>(number % kRingSlots);
+  Slot& slot = ring_[index];
+  // Exclusive: a writer still copying into this entry (a slot kRingSlots
+  // before, with several writers) keeps it.
+  int64_t word = slot.number.load(std::memory_order_relaxed);
+  if (word == kWriting || !slot.number.compare_exchange_strong(
+                              word, kWriting, std::memory_order_relaxed)) {
+    return;
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
+    slot.start[i].store(all_.counts_[i].load(std::memory_order_relaxed),
+                        std::memory_order_relaxed);
+  }
+  slot.max.store(0, std::memory_order_relaxed);
+  current_.store(index, std::memory_order_relaxed);
+  slot.number.store(number, std::memory_order_release);
+}
+
+int64_t WindowedHistogram::ReadSlot(const Slot& slot, int64_t* max,
+                                    Counts* start) {
+  for (;;) {
+    const int64_t number = slot.number.load(std::memory_order_acquire);
+    if (number == kWriting) {
+      std::this_thread::yield();  // a copy of 4 KB is under way
+      continue;
+    }
+    *max = slot.max.load(std::memory_order_relaxed);
+    if (start != nullptr) {
+      for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
+        (*start)[i] = slot.start[i].load(std::memory_order_relaxed);
+      }
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.number.load(std::memory_order_relaxed) == number) return number;
+  }
+}
+
+int64_t WindowedHistogram::RecentStart(int64_t now_ns) {
+  return std::max<int64_t>(0, now_ns / kSlotNs - kWindowSlots) * kSlotNs;
+}
+
+void WindowedHistogram::MergeInto(int64_t now_ns, LatencyHistogram* all,
+                                  LatencyHistogram* recent) const {
+  const int64_t first = RecentStart(now_ns) / kSlotNs;
+  Counts start{};
+  int64_t earliest;
+  int64_t recent_max;
+  for (;;) {
+    // The earliest slot with an entry at or after the window's first, and
+    // the greatest value of those slots.
+    earliest = -1;
+    recent_max = 0;
+    for (const Slot& slot : ring_) {
+      int64_t max = 0;
+      const int64_t number = ReadSlot(slot, &max, nullptr);
+      if (number < first) continue;  // kNever too
+      recent_max = std::max(recent_max, max);
+      if (earliest < 0 || number < earliest) earliest = number;
+    }
+    if (earliest < 0) break;  // nothing recorded in the window
+    int64_t unused_max = 0;
+    // Reused meanwhile (the writer went kRingSlots slots on): again.
+    if (ReadSlot(ring_[earliest % kRingSlots], &unused_max, &start) ==
+        earliest) {
+      break;
+    }
+  }
+  for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
+    const int64_t count = all_.counts_[i].load(std::memory_order_relaxed);
+    all->counts_[i].fetch_add(count, std::memory_order_relaxed);
+    if (earliest >= 0) {
+      recent->counts_[i].fetch_add(count - start[i], std::memory_order_relaxed);
+    }
+  }
+  all->max_.store(std::max(all->Max(), all_.Max()), std::memory_order_relaxed);
+  all->sum_.store(all->Sum() + all_.Sum(), std::memory_order_relaxed);
+  recent->max_.store(std::max(recent->Max(), recent_max),
+                     std::memory_order_relaxed);
+}
+
+void FillLateness(const LatencyHistogram& all, const LatencyHistogram& recent,
+                  int64_t recent_span_ns, Stats* stats) {
+  stats->fired = all.Count();
+  stats->lateness_p50 = absl::Nanoseconds(all.Percentile(0.5));
+  stats->lateness_p99 = absl::Nanoseconds(all.Percentile(0.99));
+  stats->lateness_p999 = absl::Nanoseconds(all.Percentile(0.999));
+  stats->lateness_max = absl::Nanoseconds(all.Max());
+  stats->lateness_sum = absl::Nanoseconds(all.Sum());
+  stats->lateness_buckets.clear();
+  for (int k = kFirstBoundBits; k <= kLastBoundBits; ++k) {
+    const int64_t bound = (int64_t{1} << k) - 1;
+    stats->lateness_buckets.push_back(
+        {absl::Nanoseconds(bound), all.CountAtMost(bound)});
+  }
+  stats->lateness_buckets.push_back({absl::InfiniteDuration(), stats->fired});
+  RecentStats& r = stats->recent;
+  r.span = absl::Nanoseconds(recent_span_ns);
+  r.fired = recent.Count();
+  r.lateness_p50 = absl::Nanoseconds(recent.Percentile(0.5));
+  r.lateness_p99 = absl::Nanoseconds(recent.Percentile(0.99));
+  r.lateness_p999 = absl::Nanoseconds(recent.Percentile(0.999));
+  r.lateness_max = absl::Nanoseconds(recent.Max());
 }
 
 bool TimerCounts::ReservePending(int64_t* pending) {

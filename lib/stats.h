@@ -20,15 +20,49 @@
 //
 // LatencyHistogram: counts of non-negative nanosecond values in log-linear
 // buckets (8 sub-buckets per power of two, so a percentile is within 12.5%
-// of the true value), mergeable, with percentiles. Each worker thread records
-// into its own histogram.
+// of the true value), with their sum and maximum; mergeable, with
+// percentiles.
+//
+// WindowedHistogram: a LatencyHistogram of every value, and of the values of
+// the recent window (Stats::recent, kRecentWindow), placed in time by the
+// reading of the wheel's clock that comes with each. Each worker thread
+// records into its own; an executor's threads share one.
+//
+// The window: time is cut into slots of kRecentSlot from the wheel's origin.
+// A ring of kRingSlots entries keeps, for each of the latest slots in which a
+// value was recorded, the histogram's counts as they were when it began (a
+// copy the writer makes at its first value of the slot) and the greatest
+// value recorded in it. The window of a reader in slot E begins with slot
+// F = E - kWindowSlots; the values recorded since F began are the counts now
+// minus those when the first slot at or after F that has an entry began,
+// because no value was recorded between the two starts (it would have made
+// an entry of its own). So the writer's hot path is Record plus one compare
+// (is the slot over?) and the slot's maximum; once a slot it copies the
+// counts (4 KB). Deterministic under a ManualClock. The ring holds the
+// window's kWindowSlots + 1 slots and one more for a writer that has moved on
+// to the next slot while a reader reads.
 //
 // Thread-safety: thread-safe. Cells are relaxed atomics by default (as
 // statistics they are ordered with nothing else); a counter that must be
 // ordered with other atomics (Engine's resets in flight) passes seq_cst, and
-// its adds are then read-modify-writes in the shared cell. A slot passes from
-// an exiting thread to the next claimer with release / acquire, so the new
-// owner continues from the old one's last store.
+// its adds are then read-modify-writes in the shared cell. A ShardedCounter
+// slot passes from an exiting thread to the next claimer with release /
+// acquire, so the new owner continues from the old one's last store.
+//
+// Memory ordering of the window: each ring entry is a seqlock whose word is
+// the slot's number. The writer that starts a slot (with several writers,
+// the one whose compare-and-swap moves the end of the current slot) marks
+// the entry kWriting by compare-and-swap, fences with release, copies the
+// counts with relaxed stores, then stores the slot's number with release. A
+// reader loads the word with acquire, the entry with relaxed loads, fences
+// with acquire and loads the word again: if it changed, a copy was under way
+// and the reader reads again. A reader reads the entries before the
+// histogram's counts, after the acquire of the word stored after the copy,
+// so every count it reads is at least the copy's: the differences are never
+// negative. With several writers (an executor's threads), a value recorded
+// while a slot's copy is made may count in the slot before, and its maximum
+// may go to the slot before: the window is then momentarily off by those
+// values.
 
 #ifndef TIMINGWHEEL_LIB_STATS_H_
 #define TIMINGWHEEL_LIB_STATS_H_
@@ -181,17 +215,81 @@ class alignas(64) LatencyHistogram {
   // values recorded, in nanoseconds; 0 when nothing was recorded.
   int64_t Percentile(double q) const;
   int64_t Max() const { return max_.load(std::memory_order_relaxed); }
+  // The values added up, in nanoseconds: a double, which does not overflow
+  // (exact up to 2^53 ns, 104 days, then within 2^-52 of the sum).
+  double Sum() const { return sum_.load(std::memory_order_relaxed); }
+  // How many values were at most `ns`, a bucket's upper bound: 2^k - 1 for
+  // any k in 0..63 is one.
+  int64_t CountAtMost(int64_t ns) const;
 
  private:
+  friend class WindowedHistogram;
+
   static constexpr int kSubBits = 3;  // 8 sub-buckets per power of two
   static constexpr int kBuckets = (64 - kSubBits + 1) << kSubBits;
   static int BucketOf(uint64_t ns);
   static int64_t UpperBoundOf(int bucket);
+  // Raises `max` to `value`: a load and a store with one writer, else a
+  // compare-and-swap loop.
+  void RaiseMax(std::atomic<int64_t>* max, int64_t value) const;
 
   const bool one_writer_;
   std::array<std::atomic<int64_t>, kBuckets> counts_{};
   std::atomic<int64_t> max_{0};
+  std::atomic<double> sum_{0};
 };
+
+class WindowedHistogram {
+ public:
+  explicit WindowedHistogram(LatencyHistogram::Writers writers)
+      : all_(writers) {}
+  WindowedHistogram(const WindowedHistogram&) = delete;
+  WindowedHistogram& operator=(const WindowedHistogram&) = delete;
+
+  // Counts `ns` (negative as 0), recorded at `now_ns` of the wheel's clock.
+  // One writer's `now_ns` never decreases (TimeBase::NowNs).
+  void Record(int64_t now_ns, int64_t ns);
+  // Adds every value recorded into `all`, and those recorded since
+  // RecentStart(now_ns) into `recent`; no one else writes either.
+  void MergeInto(int64_t now_ns, LatencyHistogram* all,
+                 LatencyHistogram* recent) const;
+  // Where the window of a reader at `now_ns` begins: the start of the slot
+  // kRecentWindow before the one of `now_ns`, or 0.
+  static int64_t RecentStart(int64_t now_ns);
+
+  static constexpr int64_t kSlotNs = 10'000'000'000;  // kRecentSlot
+  static constexpr int kWindowSlots = 6;              // slots in kRecentWindow
+
+ private:
+  static constexpr int kRingSlots = kWindowSlots + 2;
+  static constexpr int64_t kNever = -1;    // an entry no slot has used yet
+  static constexpr int64_t kWriting = -2;  // an entry being copied into
+  using Counts = std::array<int64_t, LatencyHistogram::kBuckets>;
+  struct Slot {
+    std::atomic<int64_t> number{kNever};  // the seqlock word
+    std::atomic<int64_t> max{0};          // the greatest value of the slot
+    // The counts when the slot began.
+    std::array<std::atomic<int64_t>, LatencyHistogram::kBuckets> start{};
+  };
+
+  // At the first value of a slot: copies the counts into its ring entry.
+  void StartSlot(int64_t now_ns);
+  // Reads `slot` consistently: returns its number, and its maximum and (if
+  // `start` is not null) its start counts.
+  static int64_t ReadSlot(const Slot& slot, int64_t* max, Counts* start);
+
+  LatencyHistogram all_;
+  // The end of the latest slot started (0: none yet), and its ring entry.
+  std::atomic<int64_t> slot_end_ns_{0};
+  std::atomic<int> current_{0};
+  std::array<Slot, kRingSlots> ring_;
+};
+
+// Fills the lateness of `stats` (fired, lateness_*, recent) from that of
+// every callback, `all`, and of the recent window, `recent`, which spans
+// `recent_span_ns`.
+void FillLateness(const LatencyHistogram& all, const LatencyHistogram& recent,
+                  int64_t recent_span_ns, Stats* stats);
 
 }  // namespace timingwheel::internal
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
@@ -129,10 +130,43 @@ struct Options {
       nullptr;
 };
 
+// Stats::recent covers the callbacks started in the last kRecentWindow of
+// the wheel's clock, counted in slots of kRecentSlot since the wheel was
+// created: from the start of the slot kRecentWindow before the current one
+// up to now, so between 60 and 70 seconds (all of a wheel younger than that).
+inline constexpr absl::Duration kRecentWindow = absl::Minutes(1);
+inline constexpr absl::Duration kRecentSlot = absl::Seconds(10);
+
+// One bucket of Stats::lateness_buckets.
+struct LatenessBucket {
+  // Inclusive: 2^k - 1 ns for k = 10 to 36 (about 1us, 2us, 4us ... 34s,
+  // 69s), then absl::InfiniteDuration().
+  absl::Duration upper_bound;
+  // Callbacks started at most `upper_bound` late: cumulative, as the `le`
+  // buckets of a Prometheus histogram.
+  int64_t count = 0;
+};
+
+// Stats over a recent span of the wheel's clock (kRecentWindow).
+struct RecentStats {
+  // The span covered, up to the GetStats call: kRecentWindow plus the part
+  // of the current kRecentSlot gone by; the wheel's age while that is less.
+  absl::Duration span;
+  int64_t fired = 0;  // callbacks started in the span
+  // How late they started, as Stats::lateness_* (max is exact).
+  absl::Duration lateness_p50;
+  absl::Duration lateness_p99;
+  absl::Duration lateness_p999;
+  absl::Duration lateness_max;
+};
+
 // A snapshot of a wheel's counters (TimingWheel::GetStats). Exact when the
 // wheel is at rest; a momentary value while timers are being added or fire.
 // For one-shot timers, at rest: pending == scheduled - fired - stopped -
 // cancelled (a periodic timer is scheduled once and fires many times).
+// The counters cover the wheel's whole life; `recent` the last minute. For
+// rates, take the difference of two snapshots (or export them with
+// MetricsText, metrics_text.h, and let the monitoring system do it).
 struct Stats {
   int64_t pending = 0;    // as Pending()
   int64_t scheduled = 0;  // arms: AfterFunc, Every, Reset of an unarmed timer
@@ -151,6 +185,13 @@ struct Stats {
   absl::Duration lateness_p99;
   absl::Duration lateness_p999;
   absl::Duration lateness_max;
+  // Their lateness added up (for a mean: lateness_sum / fired), and counted
+  // by lateness in 27 buckets plus one for the rest (see LatenessBucket);
+  // the last bucket's count is `fired`.
+  absl::Duration lateness_sum;
+  std::vector<LatenessBucket> lateness_buckets;
+  // The same for the callbacks started in the last minute.
+  RecentStats recent;
 };
 
 }  // namespace timingwheel
