@@ -115,6 +115,7 @@
 #include "absl/time/time.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/export.h"
+#include "timingwheel/metrics_text.h"
 #include "timingwheel/options.h"
 #include "timingwheel/scheduler.h"
 #include "timingwheel/scoped_timer.h"
@@ -219,7 +220,9 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // periodic timer counts until stopped. 0 after Shutdown. Thread-safe.
   int64_t Pending() const;
 
-  // Counters and lateness percentiles; see Stats. Thread-safe.
+  // Counters and lateness, over the wheel's life and over the last minute of
+  // its clock; see Stats. MetricsText (metrics_text.h) prints them for
+  // Prometheus. Thread-safe.
   Stats GetStats() const;
 
   // Blocks until no timer is due by the clock and every due callback has
