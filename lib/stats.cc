@@ -88,15 +88,15 @@ int64_t LatencyHistogram::UpperBoundOf(int bucket) {
   return static_cast<int64_t>(upper - 1);
 }
 
-void LatencyHistogram::RaiseMax(std::atomic<int64_t>* max,
-                                int64_t value) const {
+void LatencyHistogram::RaiseMax(std::atomic<int64_t>* max, int64_t value,
+                                std::memory_order order) const {
   int64_t seen = max->load(std::memory_order_relaxed);
   if (one_writer_) {
-    if (value > seen) max->store(value, std::memory_order_relaxed);
+    if (value > seen) max->store(value, order);
     return;
   }
-  while (value > seen &&
-         !max->compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  while (value > seen && !max->compare_exchange_weak(
+                             seen, value, order, std::memory_order_relaxed)) {
   }
 }
 
@@ -163,8 +163,9 @@ void WindowedHistogram::Record(int64_t now_ns, int64_t ns) {
     StartSlot(now_ns);
   }
   all_.Record(ns);
+  // Release: see ReadSlot.
   all_.RaiseMax(&ring_[current_.load(std::memory_order_relaxed)].max,
-                std::max<int64_t>(ns, 0));
+                std::max<int64_t>(ns, 0), std::memory_order_release);
 }
 
 void WindowedHistogram::StartSlot(int64_t now_ns) {
@@ -187,12 +188,12 @@ void WindowedHistogram::StartSlot(int64_t now_ns) {
                               word, kWriting, std::memory_order_relaxed)) {
     return;
   }
-  std::atomic_thread_fence(std::memory_order_release);
+  // Release: a reader that reads any of these stores sees kWriting after.
   for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
     slot.start[i].store(all_.counts_[i].load(std::memory_order_relaxed),
-                        std::memory_order_relaxed);
+                        std::memory_order_release);
   }
-  slot.max.store(0, std::memory_order_relaxed);
+  slot.max.store(0, std::memory_order_release);
   current_.store(index, std::memory_order_relaxed);
   slot.number.store(number, std::memory_order_release);
 }
@@ -205,13 +206,14 @@ int64_t WindowedHistogram::ReadSlot(const Slot& slot, int64_t* max,
       std::this_thread::yield();  // a copy of 4 KB is under way
       continue;
     }
-    *max = slot.max.load(std::memory_order_relaxed);
+    // Acquire: a value stored after the number was (by a copy for another
+    // slot, or a maximum of that slot) makes the load below see the change.
+    *max = slot.max.load(std::memory_order_acquire);
     if (start != nullptr) {
       for (int i = 0; i < LatencyHistogram::kBuckets; ++i) {
-        (*start)[i] = slot.start[i].load(std::memory_order_relaxed);
+        (*start)[i] = slot.start[i].load(std::memory_order_acquire);
       }
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
     if (slot.number.load(std::memory_order_relaxed) == number) return number;
   }
 }

@@ -50,19 +50,23 @@
 // acquire, so the new owner continues from the old one's last store.
 //
 // Memory ordering of the window: each ring entry is a seqlock whose word is
-// the slot's number. The writer that starts a slot (with several writers,
-// the one whose compare-and-swap moves the end of the current slot) marks
-// the entry kWriting by compare-and-swap, fences with release, copies the
-// counts with relaxed stores, then stores the slot's number with release. A
-// reader loads the word with acquire, the entry with relaxed loads, fences
-// with acquire and loads the word again: if it changed, a copy was under way
-// and the reader reads again. A reader reads the entries before the
-// histogram's counts, after the acquire of the word stored after the copy,
-// so every count it reads is at least the copy's: the differences are never
-// negative. With several writers (an executor's threads), a value recorded
-// while a slot's copy is made may count in the slot before, and its maximum
-// may go to the slot before: the window is then momentarily off by those
-// values.
+// the slot's number (with no fences, which g++'s ThreadSanitizer does not
+// support). The writer that starts a slot (with several writers, the one
+// whose compare-and-swap moves the end of the current slot) marks the entry
+// kWriting by compare-and-swap, copies the counts and resets the maximum
+// with release stores, then stores the slot's number with release; the
+// slot's maximum is raised with release stores too. A reader loads the word
+// with acquire, the entry with acquire loads, then the word again: if it
+// changed, a copy was under way and the reader reads again. (Any value the
+// reader loads that was stored after the kWriting mark synchronizes with its
+// store, so the reader's second load of the word sees the mark or later.) A
+// reader reads the entries before the histogram's counts, after the acquire
+// of the word stored after the copy, so every count it reads is at least the
+// copy's: the differences are never negative. Release and acquire cost
+// nothing more than relaxed on x86. With several writers (an executor's
+// threads), a value recorded while a slot's copy is made may count in the
+// slot before, and its maximum may go to the slot before: the window is then
+// momentarily off by those values.
 
 #ifndef TIMINGWHEEL_LIB_STATS_H_
 #define TIMINGWHEEL_LIB_STATS_H_
@@ -229,9 +233,10 @@ class alignas(64) LatencyHistogram {
   static constexpr int kBuckets = (64 - kSubBits + 1) << kSubBits;
   static int BucketOf(uint64_t ns);
   static int64_t UpperBoundOf(int bucket);
-  // Raises `max` to `value`: a load and a store with one writer, else a
-  // compare-and-swap loop.
-  void RaiseMax(std::atomic<int64_t>* max, int64_t value) const;
+  // Raises `max` to `value` with `order`: a load and a store with one
+  // writer, else a compare-and-swap loop.
+  void RaiseMax(std::atomic<int64_t>* max, int64_t value,
+                std::memory_order order = std::memory_order_relaxed) const;
 
   const bool one_writer_;
   std::array<std::atomic<int64_t>, kBuckets> counts_{};
