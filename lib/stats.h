@@ -56,8 +56,9 @@
 // kWriting by compare-and-swap, copies the counts and resets the maximum
 // with release stores, then stores the slot's number with release; the
 // slot's maximum is raised with release stores too. A reader loads the word
-// with acquire, the entry with acquire loads, then the word again: if it
-// changed, a copy was under way and the reader reads again. (Any value the
+// with acquire (kWriting: it yields and loads it again, as a copy of 4 KB is
+// under way), the entry with acquire loads, then the word again: if it
+// changed, a copy began meanwhile and the reader reads again. (Any value the
 // reader loads that was stored after the kWriting mark synchronizes with its
 // store, so the reader's second load of the word sees the mark or later.) A
 // reader reads the entries before the histogram's counts, after the acquire
