@@ -11,11 +11,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -209,6 +211,27 @@ absl::Status SendRequest() {
   // ... the reply came in time:
   t->Stop();  // true: Retry() will never start
   return absl::OkStatus();
+}
+
+// ---- metrics_text.h
+
+TEST(MetricsTextHeaderExample, OneWheelAndSeveral) {
+  auto clock = std::make_shared<ManualClock>();
+  auto wheel = OneWorkerWheel(clock);
+  auto rpc_wheel = OneWorkerWheel(clock);
+  auto cache_wheel = OneWorkerWheel(clock);
+
+  std::string body = timingwheel::MetricsText(wheel->GetStats());
+
+  // Several wheels in one exposition, told apart by a `wheel` label:
+  std::string both = timingwheel::MetricsText(
+      {{"rpc", rpc_wheel->GetStats()}, {"cache", cache_wheel->GetStats()}});
+
+  EXPECT_TRUE(absl::StrContains(body, "\ntimingwheel_timers_fired_total 0\n"));
+  EXPECT_TRUE(absl::StrContains(
+      both, "\ntimingwheel_timers_fired_total{wheel=\"rpc\"} 0\n"));
+  EXPECT_TRUE(absl::StrContains(
+      both, "\ntimingwheel_timers_fired_total{wheel=\"cache\"} 0\n"));
 }
 
 // ---- loop_wheel.h

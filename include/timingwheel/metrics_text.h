@@ -15,7 +15,6 @@
 //       {{"rpc", rpc_wheel->GetStats()}, {"cache", cache_wheel->GetStats()}});
 //
 // The metrics, each with its # HELP and # TYPE lines; durations in seconds:
-//
 //   name                                type       from Stats
 //   timingwheel_timers_scheduled_total  counter    scheduled
 //   timingwheel_timers_fired_total      counter    fired
