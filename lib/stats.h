@@ -66,8 +66,8 @@
 // copy's: the differences are never negative. Release and acquire cost
 // nothing more than relaxed on x86. With several writers (an executor's
 // threads), a value recorded while a slot's copy is made may count in the
-// slot before, and its maximum may go to the slot before: the window is then
-// momentarily off by those values.
+// slot before, and its maximum may go to the slot before: the window's first
+// edge is then off by those values (and all_ stays exact).
 
 #ifndef TIMINGWHEEL_LIB_STATS_H_
 #define TIMINGWHEEL_LIB_STATS_H_
