@@ -200,9 +200,11 @@ bool Engine::Stop(TimerNode* node) {
         counts_.Stopped();
         return true;  // the worker drops its task
       case State::kRunningArmed:
-        if (!node->CasState(word, MakeStateWord(gen, State::kRunning))) break;
+        if (!node->CasState(word, MakeStateWord(gen, State::kRunningStopped))) {
+          break;
+        }
         counts_.Stopped();
-        return true;  // the runner sees kRunning and does not re-arm
+        return true;  // the runner sees it and does not re-arm
       default:
         return false;
     }
@@ -250,19 +252,24 @@ Engine::ResetResult Engine::ResetLocked(TimerNode* node, int64_t deadline_ns,
     uint64_t word = node->LoadState();
     const uint64_t gen = GenerationOf(word);
     const State state = StateOf(word);
-    if (state == State::kCancelled) return {false, false};
-    if (state == State::kRunningArmed || state == State::kRunning) {
-      // Re-armed when the callback returns (Runner), so runs never overlap.
-      // The CAS confirms the state (kRunningArmed: unchanged).
+    // Cancelled (by Shutdown) is final.
+    if (state == State::kCancelled || state == State::kRunningCancelled) {
+      return {false, false};
+    }
+    if (IsRunning(state)) {
+      // kRunning, kRunningArmed or kRunningStopped: re-armed when the
+      // callback returns (Runner), so runs never overlap. The CAS confirms
+      // the state (kRunningArmed: unchanged).
       const uint64_t armed = MakeStateWord(gen, State::kRunningArmed);
       if (!node->CasState(word, armed)) continue;
       node->has_rearm = true;
       node->deadline_ns = deadline_ns;
-      if (state == State::kRunning) counts_.Armed();
+      if (state != State::kRunningArmed) counts_.Armed();
       return {state == State::kRunningArmed, false};
     }
-    // kPending, kDispatched, kDone or kStopped: a new arm, generation + 1,
-    // which makes a stale worker task or Stop of the old arm do nothing.
+    // kPending, kDispatched, kDone, kStopped or kEnded: a new arm,
+    // generation + 1, which makes a stale worker task or Stop of the old arm
+    // do nothing.
     if (node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
       return Relink(node, gen + 1, IsPending(state), deadline_ns, now_ns, due);
     }

@@ -138,8 +138,8 @@ bool Runner::CancelOwnRearm() {
   if (tls_runner != this || tls_node == nullptr) return false;
   uint64_t word = tls_node->LoadState();
   if (StateOf(word) != State::kRunningArmed ||
-      !tls_node->CasState(word,
-                          MakeStateWord(GenerationOf(word), State::kRunning))) {
+      !tls_node->CasState(
+          word, MakeStateWord(GenerationOf(word), State::kRunningCancelled))) {
     return false;
   }
   counts_->Retired();
@@ -163,7 +163,11 @@ void Runner::Run(const DueTimer& task, int worker) {
     node->Unref();  // stopped, reset or cancelled since it was dispatched
     return;
   }
-  if (!periodic) counts_->Retired();
+  if (periodic) {
+    node->CountRun();
+  } else {
+    counts_->Retired();
+  }
   const int64_t now_ns = time_->NowNs();
   lateness_[worker]->Record(now_ns, LatenessNs(now_ns, task.deadline_ns));
   try {
@@ -214,34 +218,43 @@ void Runner::AfterRun(TimerNode* node, uint64_t gen,
   if (!node->periodic()) {
     // A one-shot timer that no Reset re-armed while it ran is done: one CAS,
     // no node lock. Otherwise (kRunningArmed) Rearm, under the lock, reads
-    // the deadline the Reset left. A Stop that turned kRunningArmed back into
-    // kRunning leaves has_rearm set; a one-shot node reads it only in
-    // kRunningArmed, which only a Reset, setting it anew, leads to.
+    // the deadline the Reset left. A Stop or cancel that took the re-arm
+    // back (kRunningStopped, kRunningCancelled) leaves has_rearm set; a
+    // one-shot node reads it only in kRunningArmed, which only a Reset,
+    // setting it anew, leads to.
     uint64_t expected = MakeStateWord(gen, State::kRunning);
     if (node->CasState(expected, MakeStateWord(gen, State::kDone))) return;
   }
   std::vector<DueTimer> due;
+  State ended;
   {
     SpinLockHolder lock(&node->mu);
-    Rearm(node, gen, next_ns, &due);
+    ended = Rearm(node, gen, next_ns, &due);
   }
+  // Cancelled (by Shutdown) while it ran: nothing runs or re-arms
+  // it any more, so its callback goes now, with no lock held (its destructor
+  // may call into the wheel), while the task's reference keeps the node.
+  if (ended == State::kCancelled) node->callback = nullptr;
   Submit(&due);  // with no lock held: an executor may run it inline
 }
 
-void Runner::Rearm(TimerNode* node, uint64_t gen,
-                   std::optional<int64_t> next_ns, std::vector<DueTimer>* due) {
+State Runner::Rearm(TimerNode* node, uint64_t gen,
+                    std::optional<int64_t> next_ns,
+                    std::vector<DueTimer>* due) {
   for (;;) {
     uint64_t word = node->LoadState();
     if (StateOf(word) != State::kRunningArmed) {
+      // Not armed again: kRunning, or a Stop or cancel took the re-arm.
       node->has_rearm = false;
-      if (node->CasState(word, MakeStateWord(gen, State::kDone))) return;
+      const State end = EndOfRun(StateOf(word));
+      if (node->CasState(word, MakeStateWord(gen, end))) return end;
       continue;
     }
     if (!node->has_rearm && !next_ns.has_value()) {
       // The schedule ended: the timer is no longer pending.
-      if (node->CasState(word, MakeStateWord(gen, State::kDone))) {
+      if (node->CasState(word, MakeStateWord(gen, State::kEnded))) {
         counts_->Retired();
-        return;
+        return State::kEnded;
       }
       continue;
     }
@@ -253,17 +266,21 @@ void Runner::Rearm(TimerNode* node, uint64_t gen,
     // The new arm takes a reference of its own: the worker keeps the task's
     // until it has unlocked the node (Wheel::Arm's precondition).
     node->Ref();
+    State ended = State::kPending;
     switch (wheel_->Arm(node, deadline_ns, time_->NowNs(), gen + 1, due)) {
       case Wheel::ArmResult::kArmed:
-        return;
+        return State::kPending;
       case Wheel::ArmResult::kClosed:
-        if (node->Cancel(gen + 1)) counts_->CancelledInTransit();
+        if (node->Cancel(gen + 1)) {
+          counts_->CancelledInTransit();
+          ended = State::kCancelled;
+        }
         break;
       case Wheel::ArmResult::kDropped:
-        break;
+        break;  // a Stop took the new arm
     }
     node->Unref();  // the unused new one; the task's is still held
-    return;
+    return ended;
   }
 }
 

@@ -21,6 +21,9 @@
 //     Reset during the run decided it), armed as generation + 1
 //     through the wheel; a re-arm that is due at once goes into a batch
 //     submitted after the lock is released (an inline executor may run it).
+//     A run whose re-arm a Stop or a cancel took ends in kStopped or
+//     kCancelled (then the callback is destroyed, with no lock held), one
+//     whose schedule ended in kEnded.
 // So runs of one timer never overlap: the next arm exists only once the
 // callback returned.
 //
@@ -82,8 +85,8 @@ class Runner {
   // The timer whose callback runs on this thread, or nullptr.
   static TimerNode* Current();
   // When this thread runs a periodic (or Reset) timer of this runner's that
-  // is armed to run again: takes that re-arm back, counts it retired and
-  // returns true. For a Shutdown made from the callback.
+  // is armed to run again: cancels that re-arm (kRunningCancelled), counts it
+  // retired and returns true. For a Shutdown made from the callback.
   bool CancelOwnRearm();
 
   // Refuses further tasks and returns those not started.
@@ -113,9 +116,11 @@ class Runner {
   // After the callback returned: re-arm or finish. The worker's reference
   // stays with the worker (a re-arm takes a new one).
   void AfterRun(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns);
-  // AfterRun's work under the node lock; due re-arms go to `due`.
-  void Rearm(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns,
-             std::vector<DueTimer>* due)
+  // AfterRun's work under the node lock; due re-arms go to `due`. Returns
+  // kPending when it armed the node again (even if a Stop took that arm at
+  // once), else the state the run ended in.
+  State Rearm(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns,
+              std::vector<DueTimer>* due)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   void HandOff(uint64_t id);
   // The executor destroyed the task of `id` unrun: it counts as stopped.

@@ -16,21 +16,31 @@
 // run of a periodic timer) bumps the generation, so a worker task or a Stop
 // that refers to an older arm can tell and does nothing.
 //
-//   from            event                          to
-//   kPending        a bucket is flushed, it is due kDispatched (worker queue)
-//   kPending        Stop / Shutdown                kStopped / kCancelled
-//   kDispatched     a worker starts it             kRunning (one-shot) or
-//                                                  kRunningArmed (periodic)
-//   kDispatched     Stop / Shutdown                kStopped / kCancelled
-//   kRunningArmed   Stop                           kRunning
-//   kRunning        Reset                          kRunningArmed
-//   kRunningArmed   the callback returns           kPending, generation + 1
-//   kRunning        the callback returns           kDone
-//   kPending, kDispatched, kDone, kStopped  Reset  kPending, generation + 1
-//   kCancelled is final: the wheel was shut down.
+//   from              event                          to
+//   kPending          a bucket is flushed, it is due kDispatched (worker queue)
+//   kPending          Stop / Shutdown                kStopped / kCancelled
+//   kDispatched       a worker starts it             kRunning (one-shot) or
+//                                                    kRunningArmed (periodic)
+//   kDispatched       Stop / Shutdown                kStopped / kCancelled
+//   kRunningArmed     Stop / Shutdown                kRunningStopped /
+//                                                    kRunningCancelled
+//   kRunning, kRunningStopped  Reset                 kRunningArmed
+//   kRunningArmed     the callback returns           kPending, generation + 1,
+//                                                    or kEnded when the
+//                                                    schedule ends
+//   kRunning          the callback returns           kDone
+//   kRunningStopped   the callback returns           kStopped
+//   kRunningCancelled the callback returns           kCancelled
+//   kPending, kDispatched, kDone, kStopped, kEnded  Reset
+//                                                    kPending, generation + 1
+//   kCancelled is final (Shutdown), and so is kRunningCancelled
+//   until it becomes kCancelled: the callback is destroyed, nothing re-arms.
 //
 // "Pending" in the API's sense (Pending(), Stop()'s true) is kPending,
-// kDispatched and kRunningArmed.
+// kDispatched and kRunningArmed. The three running states are one in the
+// API (TimerState::kRunning); the state a run ends in remembers why it is not
+// armed again: it ran (kDone), a Stop (kStopped), its schedule ended (kEnded),
+// or a cancel (kCancelled).
 //
 // Locking:
 //   * `state` and `refs` are atomics, touched without locks.
@@ -139,6 +149,9 @@ enum class State : uint8_t {
   kDone = 5,
   kStopped = 6,
   kCancelled = 7,
+  kRunningStopped = 8,
+  kRunningCancelled = 9,
+  kEnded = 10,
 };
 
 // Packs and unpacks the state word.
@@ -158,6 +171,25 @@ constexpr bool OfGeneration(uint64_t word, uint64_t gen) {
 constexpr bool IsPending(State s) {
   return s == State::kPending || s == State::kDispatched ||
          s == State::kRunningArmed;
+}
+
+// True while the callback runs.
+constexpr bool IsRunning(State s) {
+  return s == State::kRunning || s == State::kRunningArmed ||
+         s == State::kRunningStopped || s == State::kRunningCancelled;
+}
+
+// The state a run that is not armed again ends in: kRunning -> kDone,
+// kRunningStopped -> kStopped, kRunningCancelled -> kCancelled.
+constexpr State EndOfRun(State running) {
+  switch (running) {
+    case State::kRunningStopped:
+      return State::kStopped;
+    case State::kRunningCancelled:
+      return State::kCancelled;
+    default:
+      return State::kDone;
+  }
 }
 
 class TimerNode {
@@ -223,7 +255,9 @@ class TimerNode {
   // (TimerNodeLayoutTest.FitsInEightyBytes); the pool adds no header.
 
   // Only the thread that moved the node to kRunning or kRunningArmed calls
-  // it; Shutdown destroys it for a cancelled node, which nobody will run.
+  // it. Shutdown destroys it for a node it cancelled, which nobody will
+  // run, and the runner for one cancelled while it ran, once the run
+  // returned.
   absl::AnyInvocable<void()> callback;
   // The lane the node lives in, for every arm (engine.h, "Lanes").
   NodeHome* const home;
@@ -233,6 +267,13 @@ class TimerNode {
   // The periodic timer's scheduler; called only by the worker that ran the
   // callback. Precondition: periodic().
   Scheduler& scheduler();
+  // The runs of a periodic timer started so far, the one in progress
+  // included; 0 for a one-shot node. Any thread (relaxed: a count, ordered
+  // with nothing).
+  int64_t runs() const;
+  // A periodic timer's run starts. Only the worker that starts it calls this,
+  // so runs of one timer never count at once. Precondition: periodic().
+  void CountRun();
 
   // The deadline of the current arm, in nanoseconds since the engine's
   // origin. While the callback runs (kRunning, kRunningArmed) it is that run's
@@ -283,10 +324,23 @@ class PeriodicNode final : public TimerNode {
   ~PeriodicNode() = default;
 
   const std::unique_ptr<Scheduler> scheduler_;
+  std::atomic<int64_t> runs_{0};  // written by the worker that runs it
 };
 
 inline Scheduler& TimerNode::scheduler() {
   return *static_cast<PeriodicNode*>(this)->scheduler_;
+}
+
+inline int64_t TimerNode::runs() const {
+  if (!periodic_) return 0;
+  return static_cast<const PeriodicNode*>(this)->runs_.load(
+      std::memory_order_relaxed);
+}
+
+inline void TimerNode::CountRun() {
+  std::atomic<int64_t>& runs = static_cast<PeriodicNode*>(this)->runs_;
+  runs.store(runs.load(std::memory_order_relaxed) + 1,
+             std::memory_order_relaxed);
 }
 
 // One due arm of a timer, on its way to a worker: the node, the generation it

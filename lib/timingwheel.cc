@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <ostream>
 #include <utility>
 
 #include "engine.h"
@@ -69,6 +70,52 @@ bool Timer::Pending() const {
   return node_ != nullptr &&
          internal::IsPending(internal::StateOf(node_->LoadState()));
 }
+
+std::ostream& operator<<(std::ostream& os, TimerState state) {
+  switch (state) {
+    case TimerState::kNone:
+      return os << "kNone";
+    case TimerState::kPending:
+      return os << "kPending";
+    case TimerState::kRunning:
+      return os << "kRunning";
+    case TimerState::kFired:
+      return os << "kFired";
+    case TimerState::kStopped:
+      return os << "kStopped";
+    case TimerState::kEnded:
+      return os << "kEnded";
+    case TimerState::kCancelled:
+      return os << "kCancelled";
+  }
+  return os << "TimerState(" << static_cast<int>(state) << ")";
+}
+
+TimerState Timer::State() const {
+  if (node_ == nullptr) return TimerState::kNone;
+  using internal::State;
+  switch (internal::StateOf(node_->LoadState())) {
+    case State::kPending:
+    case State::kDispatched:
+    case State::kRunningArmed:
+      return TimerState::kPending;
+    case State::kRunning:
+    case State::kRunningStopped:
+    case State::kRunningCancelled:
+      return TimerState::kRunning;
+    case State::kDone:
+      return TimerState::kFired;
+    case State::kStopped:
+      return TimerState::kStopped;
+    case State::kEnded:
+      return TimerState::kEnded;
+    case State::kCancelled:
+      return TimerState::kCancelled;
+  }
+  return TimerState::kNone;  // not reached: every state is above
+}
+
+int64_t Timer::Runs() const { return node_ == nullptr ? 0 : node_->runs(); }
 
 std::optional<absl::Duration> Timer::Deadline() const {
   if (node_ == nullptr) return std::nullopt;

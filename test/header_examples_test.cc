@@ -74,6 +74,24 @@ TEST_F(TimerHeaderExample, StoppedDeadlineNeverCloses) {
   EXPECT_FALSE(conn->closed);
 }
 
+int idle_closes = 0;
+void LogIdleClose() { ++idle_closes; }
+
+TEST_F(TimerHeaderExample, StateTellsWhetherTheDeadlineFired) {
+  std::unique_ptr<TimingWheel>& wheel = wheel_;
+  auto conn = std::make_shared<Connection>();
+  timingwheel::Timer deadline =
+      wheel->AfterFunc(absl::Seconds(30), [conn] { conn->Close(); }).value();
+  Advance(absl::Seconds(30));
+
+  if (deadline.State() == timingwheel::TimerState::kFired) {
+    LogIdleClose();  // the deadline closed it; kStopped: Stop() came first
+  }
+
+  EXPECT_TRUE(conn->closed);
+  EXPECT_EQ(idle_closes, 1);
+}
+
 TEST_F(TimerHeaderExample, CallbackStopsItsOwnTimer) {
   std::unique_ptr<TimingWheel>& wheel = wheel_;
   int beats = 0;

@@ -4,7 +4,9 @@
 // timer_state_test.cc: tests of lib/timer_state.h: the packing of the state
 // word (`generation << 8 | State`) round-trips for every state and for large
 // generations; IsPending is true exactly for kPending, kDispatched and
-// kRunningArmed; a new TimerNode starts in (0, kPending) with one reference,
+// kRunningArmed, IsRunning for the four running states, and EndOfRun maps
+// each running state not armed again to the state its run ends in; a new
+// TimerNode starts in (0, kPending) with one reference,
 // and its reference count decides its lifetime: the callback (and whatever
 // it captured) is destroyed when the last reference goes, not before, and a
 // node keeps its engine alive; a periodic node carries its scheduler (apart
@@ -29,9 +31,10 @@ namespace timingwheel::internal {
 namespace {
 
 constexpr State kAllStates[] = {
-    State::kPending,      State::kDispatched, State::kRunning,
-    State::kRunningArmed, State::kDone,       State::kStopped,
-    State::kCancelled,
+    State::kPending,      State::kDispatched,     State::kRunning,
+    State::kRunningArmed, State::kDone,           State::kStopped,
+    State::kCancelled,    State::kRunningStopped, State::kRunningCancelled,
+    State::kEnded,
 };
 
 TEST(TimerStateTest, StateWordRoundTripsEveryStateAndGeneration) {
@@ -88,6 +91,24 @@ TEST(TimerStateTest, IsPendingForPendingDispatchedAndRunningArmedOnly) {
   EXPECT_FALSE(IsPending(State::kDone));
   EXPECT_FALSE(IsPending(State::kStopped));
   EXPECT_FALSE(IsPending(State::kCancelled));
+  EXPECT_FALSE(IsPending(State::kRunningStopped));
+  EXPECT_FALSE(IsPending(State::kRunningCancelled));
+  EXPECT_FALSE(IsPending(State::kEnded));
+}
+
+TEST(TimerStateTest, IsRunningForTheFourRunningStatesOnly) {
+  for (State state : kAllStates) {
+    const bool running =
+        state == State::kRunning || state == State::kRunningArmed ||
+        state == State::kRunningStopped || state == State::kRunningCancelled;
+    EXPECT_EQ(IsRunning(state), running) << static_cast<int>(state);
+  }
+}
+
+TEST(TimerStateTest, ARunNotArmedAgainEndsAsItsRunningStateSays) {
+  EXPECT_EQ(EndOfRun(State::kRunning), State::kDone);
+  EXPECT_EQ(EndOfRun(State::kRunningStopped), State::kStopped);
+  EXPECT_EQ(EndOfRun(State::kRunningCancelled), State::kCancelled);
 }
 
 class TimerNodeTest : public ::testing::Test {

@@ -5,9 +5,12 @@
 // Pending(), Deadline() and TimeLeft() in every state of the timer, exact
 // under a ManualClock (new, partly elapsed, due but not started, waiting for
 // a busy worker, running, re-armed by a Reset while running and then stopped,
-// fired, stopped, reset again, shut down, the wheel gone), and under
-// ThreadSanitizer the queries racing Stop, Reset and firing on real time,
-// with what a thread did itself always seen.
+// fired, stopped, reset again, shut down, the wheel gone); State() in each
+// of those and in the states a run ends in (fired, stopped from inside,
+// schedule ended, cancelled by Shutdown),
+// with kPending exactly when Pending() is true; Runs() counting a periodic
+// timer's runs; and under ThreadSanitizer the queries racing Stop, Reset and
+// firing on real time, with what a thread did itself always seen.
 
 #include "timingwheel/timer.h"
 
@@ -18,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -35,9 +39,12 @@ struct Answers {
   bool pending = false;
   std::optional<absl::Duration> deadline;
   std::optional<absl::Duration> time_left;
+  TimerState state = TimerState::kNone;
+  int64_t runs = 0;
 
   static Answers Of(const Timer& timer) {
-    return {timer.Pending(), timer.Deadline(), timer.TimeLeft()};
+    return {timer.Pending(), timer.Deadline(), timer.TimeLeft(), timer.State(),
+            timer.Runs()};
   }
 };
 
@@ -65,6 +72,18 @@ TEST(TimerQueryEmptyTest, EmptyHandleIsNotPendingAndHasNoDeadline) {
   EXPECT_FALSE(timer.Pending());
   EXPECT_EQ(timer.Deadline(), std::nullopt);
   EXPECT_EQ(timer.TimeLeft(), std::nullopt);
+  EXPECT_EQ(timer.State(), TimerState::kNone);
+  EXPECT_EQ(timer.Runs(), 0);
+}
+
+TEST(TimerStateNameTest, EachStatePrintsItsName) {
+  std::ostringstream out;
+  out << TimerState::kNone << " " << TimerState::kPending << " "
+      << TimerState::kRunning << " " << TimerState::kFired << " "
+      << TimerState::kStopped << " " << TimerState::kEnded << " "
+      << TimerState::kCancelled;
+  EXPECT_EQ(out.str(),
+            "kNone kPending kRunning kFired kStopped kEnded kCancelled");
 }
 
 TEST_F(TimerQueryTest, NewTimerIsPendingWithItsDeadlineAndTimeLeft) {
@@ -186,12 +205,17 @@ TEST_F(TimerQueryTest, ResetThenStopWhileRunningIsNotPending) {
   ASSERT_EQ(answers.size(), 2u);
   EXPECT_TRUE(answers[0].pending);
   EXPECT_EQ(answers[0].deadline, absl::Milliseconds(25));
+  EXPECT_EQ(answers[0].state, TimerState::kPending);
   EXPECT_FALSE(answers[1].pending);
   EXPECT_EQ(answers[1].deadline, std::nullopt);
+  EXPECT_EQ(answers[1].state, TimerState::kRunning);
   EXPECT_FALSE(timer.Pending());
   EXPECT_EQ(timer.Deadline(), std::nullopt);
+  // Its last arm, the Reset's, was stopped: not "fired".
+  EXPECT_EQ(timer.State(), TimerState::kStopped);
   EXPECT_FALSE(timer.Reset(absl::Milliseconds(3)));
   EXPECT_EQ(timer.Deadline(), absl::Milliseconds(8));
+  EXPECT_EQ(timer.State(), TimerState::kPending);
 }
 
 TEST_F(TimerQueryTest, PeriodicTimerIsPendingWhileItsCallbackRuns) {
@@ -235,9 +259,110 @@ TEST_F(TimerQueryTest, NotPendingAfterShutdownNorWithTheWheelGone) {
   ASSERT_EQ(wheel_->Shutdown(), 1);
   EXPECT_FALSE(timer.Pending());
   EXPECT_EQ(timer.Deadline(), std::nullopt);
+  EXPECT_EQ(timer.State(), TimerState::kCancelled);
   wheel_.reset();
   EXPECT_FALSE(timer.Pending());
   EXPECT_EQ(timer.TimeLeft(), std::nullopt);
+  EXPECT_FALSE(timer.Reset(absl::Milliseconds(1)));
+  EXPECT_EQ(timer.State(), TimerState::kCancelled);
+}
+
+// ---------------------------------------------------------------------------
+// State() and Runs(): whether a timer ran, how its last arm ended.
+
+TEST_F(TimerQueryTest, OneShotGoesFromPendingToRunningToFired) {
+  Gate gate;
+  Event started;
+  AnswerLog inside;
+  Timer timer = wheel_
+                    ->AfterFunc(absl::Milliseconds(5),
+                                [&] {
+                                  inside.Add(Answers::Of(Timer::Current()));
+                                  started.Notify();
+                                  gate.Pass();
+                                })
+                    .value();
+  EXPECT_EQ(timer.State(), TimerState::kPending);
+  clock_->Advance(absl::Milliseconds(5));
+  ASSERT_TRUE(started.Wait());
+  EXPECT_EQ(timer.State(), TimerState::kRunning);
+  EXPECT_FALSE(timer.Pending());
+  gate.Open();
+  WaitIdle();
+  ASSERT_EQ(inside.get().size(), 1u);
+  EXPECT_EQ(inside.get()[0].state, TimerState::kRunning);
+  EXPECT_EQ(timer.State(), TimerState::kFired);
+  EXPECT_EQ(timer.Runs(), 0) << "a one-shot timer counts no runs";
+  // A Reset arms it again.
+  EXPECT_FALSE(timer.Reset(absl::Milliseconds(1)));
+  EXPECT_EQ(timer.State(), TimerState::kPending);
+}
+
+TEST_F(TimerQueryTest, StoppedIsStoppedUntilResetThenFired) {
+  Timer timer = wheel_->AfterFunc(absl::Milliseconds(5), [] {}).value();
+  ASSERT_TRUE(timer.Stop());
+  EXPECT_EQ(timer.State(), TimerState::kStopped);
+  Advance(absl::Milliseconds(10));
+  EXPECT_EQ(timer.State(), TimerState::kStopped) << "it never ran";
+  EXPECT_FALSE(timer.Reset(absl::Milliseconds(1)));
+  EXPECT_EQ(timer.State(), TimerState::kPending);
+  Advance(absl::Milliseconds(1));
+  EXPECT_EQ(timer.State(), TimerState::kFired);
+}
+
+TEST_F(TimerQueryTest, PeriodicIsPendingWhileItRunsAndStoppedOnceItStops) {
+  AnswerLog inside;
+  Timer timer = wheel_
+                    ->Every(absl::Milliseconds(10),
+                            [&] {
+                              Timer self = Timer::Current();
+                              if (self.Runs() == 3) self.Stop();
+                              inside.Add(Answers::Of(self));
+                            })
+                    .value();
+  EXPECT_EQ(timer.Runs(), 0);
+  for (int i = 0; i < 5; ++i) Advance(absl::Milliseconds(10));
+  const std::vector<Answers> answers = inside.get();
+  ASSERT_EQ(answers.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(answers[i].state, TimerState::kPending) << i;
+    EXPECT_EQ(answers[i].runs, i + 1);
+  }
+  EXPECT_EQ(answers[2].state, TimerState::kRunning);
+  EXPECT_EQ(answers[2].runs, 3);
+  EXPECT_EQ(timer.State(), TimerState::kStopped);
+  EXPECT_EQ(timer.Runs(), 3);
+}
+
+// A schedule of `runs` runs, 1 ms apart.
+class RunsThenEnds : public Scheduler {
+ public:
+  explicit RunsThenEnds(int runs) : left_(runs) {}
+  std::optional<absl::Duration> NextDelay(const ScheduleContext&) override {
+    if (left_ == 0) return std::nullopt;
+    --left_;
+    return absl::Milliseconds(1);
+  }
+
+ private:
+  int left_;
+};
+
+TEST_F(TimerQueryTest, ScheduleThatEndsIsEndedAndCountsItsRuns) {
+  Timer timer =
+      wheel_->ScheduleFunc(std::make_unique<RunsThenEnds>(2), [] {}).value();
+  Advance(absl::Milliseconds(1));
+  EXPECT_EQ(timer.State(), TimerState::kPending);
+  Advance(absl::Milliseconds(1));
+  EXPECT_EQ(timer.State(), TimerState::kEnded);
+  EXPECT_FALSE(timer.Pending());
+  EXPECT_EQ(timer.Runs(), 2);
+  // A Reset runs it once more, then the schedule (ended) ends it again.
+  EXPECT_FALSE(timer.Reset(absl::Milliseconds(1)));
+  EXPECT_EQ(timer.State(), TimerState::kPending);
+  Advance(absl::Milliseconds(1));
+  EXPECT_EQ(timer.State(), TimerState::kEnded);
+  EXPECT_EQ(timer.Runs(), 3);
 }
 
 // One worker, held by a callback, so that a due timer waits for it.
@@ -262,11 +387,13 @@ TEST_F(TimerQueryOneWorkerTest, DueTimerWaitingForABusyWorkerIsStillPending) {
   ASSERT_TRUE(
       Eventually([&] { return wheel_->GetStats().worker_queue_depth == 1; }));
   EXPECT_TRUE(waiting.Pending());
+  EXPECT_EQ(waiting.State(), TimerState::kPending);
   EXPECT_EQ(waiting.Deadline(), absl::Milliseconds(2));
   EXPECT_EQ(waiting.TimeLeft(), absl::ZeroDuration());
   // Pending in the sense of Stop: it can still be stopped.
   EXPECT_TRUE(waiting.Stop());
   EXPECT_FALSE(waiting.Pending());
+  EXPECT_EQ(waiting.State(), TimerState::kStopped);
   release = true;
   wheel_->WaitIdle();
   EXPECT_EQ(second_runs.load(), 0);
@@ -308,13 +435,20 @@ TEST(TimerQueryRaceTest, QueriesRacingStopResetAndFiringRealClock) {
   std::atomic<bool> stop_readers{false};
   std::vector<std::thread> threads;
   // Readers: every timer, every query; a time left is never negative nor
-  // more than the longest delay asked for (deadlines are read before now).
+  // more than the longest delay asked for (deadlines are read before now);
+  // no timer is ever cancelled (no CancelAll, no Shutdown yet).
+  std::atomic<int> bad_states{0};
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&] {
       while (!stop_readers.load()) {
         for (const std::vector<Timer>* set : {&firing, &owned}) {
           for (const Timer& timer : *set) {
             timer.Pending();
+            const TimerState state = timer.State();
+            if (state == TimerState::kCancelled || state == TimerState::kNone ||
+                state == TimerState::kEnded) {
+              ++bad_states;
+            }
             const std::optional<absl::Duration> deadline = timer.Deadline();
             if (deadline.has_value() && *deadline < start) ++bad_time_left;
             const std::optional<absl::Duration> left = timer.TimeLeft();
@@ -345,19 +479,21 @@ TEST(TimerQueryRaceTest, QueriesRacingStopResetAndFiringRealClock) {
     }
   });
   // Owners: after their own Reset the timer is pending with about the time
-  // asked for; after their own Stop (true) it is not.
+  // asked for; after their own Stop (true) it is not, and it is stopped.
   for (int o = 0; o < 2; ++o) {
     threads.emplace_back([&, o] {
       Timer& timer = owned[o];
       for (int i = 0; i < rounds; ++i) {
         timer.Reset(absl::Hours(1));
         const std::optional<absl::Duration> left = timer.TimeLeft();
-        if (!timer.Pending() || !left.has_value() ||
+        if (!timer.Pending() || timer.State() != TimerState::kPending ||
+            !left.has_value() ||
             *left > absl::Hours(1) + absl::Milliseconds(1) ||
             *left < absl::Hours(1) - absl::Seconds(10)) {
           ++owner_failures;
         }
-        if (!timer.Stop() || timer.Pending() || timer.Deadline().has_value()) {
+        if (!timer.Stop() || timer.Pending() || timer.Deadline().has_value() ||
+            timer.State() != TimerState::kStopped) {
           ++owner_failures;
         }
       }
@@ -368,10 +504,14 @@ TEST(TimerQueryRaceTest, QueriesRacingStopResetAndFiringRealClock) {
   threads[0].join();
   threads[1].join();
   EXPECT_EQ(bad_time_left.load(), 0);
+  EXPECT_EQ(bad_states.load(), 0);
   EXPECT_EQ(owner_failures.load(), 0);
   EXPECT_GT(runs.load(), 0);
   wheel->Shutdown();
-  for (const Timer& timer : firing) EXPECT_FALSE(timer.Pending());
+  for (const Timer& timer : firing) {
+    EXPECT_FALSE(timer.Pending());
+    EXPECT_NE(timer.State(), TimerState::kPending);
+  }
 }
 
 }  // namespace

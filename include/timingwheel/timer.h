@@ -22,8 +22,14 @@
 //     // The close callback will never start.
 //   }
 //
-// A handle can also be asked about its timer: `Pending()`, `Deadline()` and
-// `TimeLeft()`. Their answers are snapshots (see "Queries and races" below).
+// A handle can also be asked about its timer: `Pending()`, `State()` (did it
+// run, was it stopped, cancelled, is its schedule over), `Deadline()`,
+// `TimeLeft()` and `Runs()`. Their answers are snapshots (see "Queries and
+// races" below):
+//
+//   if (deadline.State() == timingwheel::TimerState::kFired) {
+//     LogIdleClose();  // the deadline closed it; kStopped: Stop() came first
+//   }
 //
 // Thread-safety: every member may be called from any thread, concurrently,
 // also from the timer's own callback. No lock is held while a callback runs,
@@ -31,27 +37,36 @@
 //
 // Queries and races
 // -----------------
-// Pending, Deadline and TimeLeft each report the timer as it was at one
-// instant during the call; another thread (or the wheel, firing it) may have
-// changed it by the time the answer is returned. So:
-//   * a true Pending() does not promise that a later Stop() returns true: the
-//     callback may start in between. A false Pending() does not promise that
-//     a later Stop() returns false: a concurrent Reset may re-arm the timer;
+// Pending, State, Deadline, TimeLeft and Runs each report the timer as it was
+// at one instant during the call; another thread (or the wheel, firing it)
+// may have changed it by the time the answer is returned. So:
+//   * a true Pending() (State() kPending) does not promise that a later
+//     Stop() returns true: the callback may start in between. A false
+//     Pending() does not promise that a later Stop() returns false: a
+//     concurrent Reset may re-arm the timer;
 //   * what the calling thread did itself is always seen: after its Stop()
-//     returned true, Pending() is false; after its Reset() returned, Pending()
-//     is true (unless the wheel is shut down), until the timer starts its
-//     callback or is stopped or reset by someone else;
+//     returned true, Pending() is false and State() kStopped (kRunning while
+//     a run in progress of a periodic timer goes on); after its Reset()
+//     returned, Pending() is true (unless the timer was cancelled or the
+//     wheel is shut down), until the timer starts its callback or is stopped
+//     or reset by someone else;
+//   * a run ends a little after the callback's last statement: a thread that
+//     learned from the callback that it ran may still see kRunning (or, for a
+//     periodic timer, the arm of the run in progress). WaitIdle() on a
+//     ManualClock waits for that too;
 //   * one call of Deadline() (or TimeLeft()) is consistent in itself: it has
 //     a value exactly when the timer was pending at that instant, and then it
 //     is the deadline of that arm. Two calls may describe two different arms.
-// None of them waits for the wheel's threads; Pending() takes no lock, and
-// Deadline() and TimeLeft() take the timer's own spin lock for a few
-// instructions (the lock that Reset takes).
+// None of them waits for the wheel's threads; Pending(), State() and Runs()
+// take no lock, and Deadline() and TimeLeft() take the timer's own spin lock
+// for a few instructions (the lock that Reset takes).
 
 #ifndef TIMINGWHEEL_TIMER_H_
 #define TIMINGWHEEL_TIMER_H_
 
 #include <chrono>
+#include <cstdint>
+#include <iosfwd>
 #include <optional>
 
 #include "absl/time/time.h"
@@ -62,6 +77,35 @@ namespace timingwheel {
 namespace internal {
 class TimerNode;
 }  // namespace internal
+
+// What a timer is doing, or how its last arm ended (Timer::State()).
+enum class TimerState {
+  // The handle refers to no timer.
+  kNone,
+  // Armed: waiting for its deadline, or due and waiting for a free worker;
+  // a periodic timer also while its callback runs, since it runs again.
+  // Pending() is true exactly in this state, and Stop() would return true.
+  kPending,
+  // Its callback is running and the timer is not armed again after it: a
+  // one-shot timer, or a periodic one stopped or cancelled during the run.
+  kRunning,
+  // Its callback ran and returned, and the timer is not armed again.
+  kFired,
+  // A Stop() ended its last arm (for a periodic timer, also a Stop from
+  // inside its callback, once the run returned).
+  kStopped,
+  // Its schedule ended (Every, ScheduleFunc): the Scheduler returned
+  // std::nullopt (ExponentialBackoff: max_attempts ran out), a delay past
+  // the supported range, or threw.
+  kEnded,
+  // Shutdown() cancelled it: its callback never runs again and is
+  // destroyed, and it stays cancelled (Reset returns false and arms
+  // nothing).
+  kCancelled,
+};
+
+// Writes its name, "kPending" etc. (for logs, and GoogleTest's messages).
+TIMINGWHEEL_EXPORT std::ostream& operator<<(std::ostream& os, TimerState state);
 
 class TIMINGWHEEL_EXPORT Timer {
  public:
@@ -125,6 +169,22 @@ class TIMINGWHEEL_EXPORT Timer {
   // unless a Reset re-arms it. False after Shutdown and for an empty handle.
   // A snapshot; see "Queries and races" above.
   bool Pending() const;
+
+  // What the timer is doing, or how its last arm ended: whether the callback
+  // ran (kFired), runs now (kRunning), was stopped (kStopped) or cancelled
+  // (kCancelled), whether a periodic timer's schedule ended (kEnded); see
+  // TimerState. kPending exactly when Pending() is true. A Reset arms the
+  // timer again (kPending) from any state but kCancelled. kNone for an empty
+  // handle. A snapshot; see "Queries and races" above.
+  TimerState State() const;
+
+  // How many runs of a periodic timer (Every, ScheduleFunc) have started, the
+  // one in progress included: in its callback, which run this is, 1 for the
+  // first (for ExponentialBackoff, the attempt number:
+  // `Timer::Current().Runs()`). Runs a Reset added count too. 0 for a
+  // one-shot timer (AfterFunc, At; State() says whether it ran) and an empty
+  // handle. A snapshot; see "Queries and races" above.
+  int64_t Runs() const;
 
   // The deadline of the timer's pending arm, as a reading of the wheel's
   // clock (what `Clock::Now()` of `Options::clock` returns; for the default
