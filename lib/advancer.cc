@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -16,12 +17,11 @@
 namespace timingwheel::internal {
 namespace {
 
-// Due timers the advancer hands to the runner at once from one bucket.
-constexpr size_t kSubmitChunk = 1024;
 // How far ahead the advancer prefetches the nodes of a flushed bucket.
 constexpr size_t kPrefetch = 8;
-// Nodes of a flushed bucket between two readings of the clock, and between
-// two looks at the inbox (a multiple of it).
+// Nodes of a flushed bucket in one chunk: between two readings of the clock,
+// two hand-offs of its due timers to the runner, two pauses, and two looks at
+// the inbox (a multiple of it).
 constexpr size_t kClockEvery = 1024;
 constexpr size_t kFlushSlice = 4 * kClockEvery;
 // A big bucket is mostly cache misses: fetch the node kPrefetch ahead.
@@ -114,15 +114,13 @@ void Advancer::PollerLoop() {
 
 void Advancer::AdvancerLoop() {
   ReadyBuckets ready;  // released, not yet flushed
-  Scratch outer;
-  Scratch nested;
   // Stopped, the advancer stops even with buckets left: Shutdown cancels
   // their timers.
   while (!stopping_.load(std::memory_order_acquire)) {
     if (ready.empty() && !WaitInbox(&ready)) break;
     const DelayQueue::Entry entry = ready.top();
     ready.pop();
-    Flush(entry, &outer, &nested, &ready);
+    Flush(entry, /*depth=*/0, &ready);
   }
 }
 
@@ -144,45 +142,72 @@ void Advancer::MoveInbox(ReadyBuckets* ready) {
   inbox_.clear();
 }
 
-void Advancer::Flush(const DelayQueue::Entry& entry, Scratch* scratch,
-                     Scratch* nested, ReadyBuckets* ready) {
-  wheel_->AdvanceTo(entry.release_tick);
-  NodeArray& detached = scratch->detached;
-  Wheel::Detach(entry, &detached);
-  int64_t now_ns = time_->NowNs();
-  for (size_t i = 0; i < detached.size(); ++i) {
-    PrefetchAhead(detached, i);
-    if (i > 0 && i % kClockEvery == 0) {
-      runner_->Submit(&scratch->batch);
-      if (ready != nullptr && i % kFlushSlice == 0) {
-        FlushEarlier(Wheel::ExpirationOf(entry), nested, ready);
-      }
-      // The timers that came due while the bucket was moved run now instead
-      // of waiting in a level-0 bucket for the end of this flush: a burst's
-      // first callback does not wait for its whole cascade.
-      now_ns = time_->NowNs();
-    }
-    AddOrRun(detached[i], now_ns, scratch);
-    // Let the workers start on a huge bucket before it is all moved. No node
-    // lock is held here: a worker may run and free a node of the batch at
-    // once.
-    if (scratch->batch.size() >= kSubmitChunk) runner_->Submit(&scratch->batch);
+void Advancer::Flush(const DelayQueue::Entry& entry, int depth,
+                     ReadyBuckets* ready) {
+  Scratch& scratch = scratch_[depth];
+  {
+    MutexLock lock(&transit_mu_);
+    wheel_->AdvanceTo(entry.release_tick);
+    Wheel::Detach(entry, &detached_[depth]);
+    next_[depth] = 0;
   }
-  runner_->Submit(&scratch->batch);
-  detached.clear();
-  // Released with no node lock held: the last reference frees the node.
-  for (TimerNode* node : scratch->dropped) node->Unref();
-  scratch->dropped.clear();
+  for (;;) {
+    // The timers that came due while the bucket was moved run now instead
+    // of waiting in a level-0 bucket for the end of this flush: a burst's
+    // first callback does not wait for its whole cascade.
+    const int64_t now_ns = time_->NowNs();
+    bool done;
+    size_t handled;
+    {
+      MutexLock lock(&transit_mu_);
+      done = FlushChunk(depth, now_ns);
+      handled = next_[depth];
+    }
+    runner_->HandOff(&scratch.hand_offs);
+    if (done) break;
+    if (ready != nullptr && handled % kFlushSlice == 0) {
+      FlushEarlier(Wheel::ExpirationOf(entry), ready);
+    }
+  }
+  // Released with no lock held: the last reference frees the node.
+  for (TimerNode* node : scratch.dropped) node->Unref();
+  scratch.dropped.clear();
   wheel_->queue().Done(1);
 }
 
-void Advancer::FlushEarlier(int64_t expiration, Scratch* nested,
-                            ReadyBuckets* ready) {
+bool Advancer::FlushChunk(int depth, int64_t now_ns) {
+  NodeArray& detached = detached_[depth];
+  size_t& next = next_[depth];
+  Scratch& scratch = scratch_[depth];
+  const size_t end = std::min(detached.size(), next + kClockEvery);
+  for (; next < end; ++next) {
+    PrefetchAhead(detached, next);
+    AddOrRun(detached[next], now_ns, &scratch);
+  }
+  // Let the workers start on a huge bucket before it is all moved. No node
+  // lock is held here: a worker may run and free a node of the batch at
+  // once.
+  runner_->Queue(&scratch.batch, &scratch.hand_offs, &scratch.dropped);
+  if (next < detached.size()) return false;
+  detached.clear();
+  next = 0;
+  return true;
+}
+
+void Advancer::FlushEarlier(int64_t expiration, ReadyBuckets* ready) {
   TakeInbox(ready);
   while (!ready->empty() && Wheel::ExpirationOf(ready->top()) <= expiration) {
     const DelayQueue::Entry due = ready->top();
     ready->pop();
-    Flush(due, nested, nullptr, nullptr);
+    Flush(due, /*depth=*/1, nullptr);
+  }
+}
+
+void Advancer::ForEachInTransit(
+    absl::FunctionRef<void(TimerNode*)> visit) const {
+  for (int depth = 0; depth < kDepths; ++depth) {
+    const NodeArray& detached = detached_[depth];
+    for (size_t i = next_[depth]; i < detached.size(); ++i) visit(detached[i]);
   }
 }
 

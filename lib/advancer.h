@@ -32,11 +32,22 @@
 // their deadline, the first of them runs about a thousand timers after the
 // deadline, not after the whole cascade.
 //
+// Chunks and pauses. The advancer moves timers in chunks of kClockEvery,
+// each under `transit_mu_`: the detach, or the arms of a chunk's timers and
+// the queueing of the due ones for the workers. Between chunks it holds no
+// timer that the pool or a level does not hold too, except those of
+// `detached_` not yet handled, which ForEachInTransit shows. So a thread
+// that pauses it (CancelAll) sees every timer the advancer holds, and none
+// moves meanwhile. User code never runs under `transit_mu_`: the executor
+// gets its tasks (HandOff) after the chunk, and the references that may be
+// the last are released after the flush.
+//
 // Thread-safety: Start and Stop are called by the engine (Stop by Shutdown,
 // possibly from a callback run inline on the advancer: then that thread is
 // detached, not joined, and exits when the callback returns). `inbox_mu_`
-// guards the inbox; everything else in a flush belongs to the advancer
-// thread. Each thread holds a reference on the engine while it runs.
+// guards the inbox, `transit_mu_` the timers in transit; the rest of a
+// flush belongs to the advancer thread. Each thread holds a reference on the
+// engine while it runs.
 
 #ifndef TIMINGWHEEL_LIB_ADVANCER_H_
 #define TIMINGWHEEL_LIB_ADVANCER_H_
@@ -49,6 +60,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "delay_queue.h"
 #include "mutex.h"
@@ -78,7 +90,17 @@ class Advancer {
                      const std::function<void(ThreadRole)>& on_thread_start);
   // Closes the delay queue and the inbox, and joins both threads (detaches
   // the calling one). Buckets not flushed stay in their levels.
-  void Stop() ABSL_LOCKS_EXCLUDED(inbox_mu_);
+  void Stop() ABSL_LOCKS_EXCLUDED(inbox_mu_, transit_mu_);
+
+  // Waits until the advancer is between two chunks (or idle) and keeps it
+  // there until Resume. Not from code the advancer runs under it (none).
+  void Pause() ABSL_EXCLUSIVE_LOCK_FUNCTION(transit_mu_) { transit_mu_.Lock(); }
+  void Resume() ABSL_UNLOCK_FUNCTION(transit_mu_) { transit_mu_.Unlock(); }
+  // Calls `visit` with each timer the advancer holds in transit: detached
+  // from a bucket and not handled yet (pending, or stopped since). The
+  // advancer holds a reference on each; `visit` may take one of its own.
+  void ForEachInTransit(absl::FunctionRef<void(TimerNode*)> visit) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(transit_mu_);
 
  private:
   struct LaterExpiration {
@@ -90,11 +112,15 @@ class Advancer {
   using ReadyBuckets =
       std::priority_queue<DelayQueue::Entry, std::vector<DelayQueue::Entry>,
                           LaterExpiration>;
-  // The advancer's arrays for one bucket's flush, kept between flushes.
+  // The outer flush, and one nested in its slice break (FlushEarlier).
+  static constexpr int kDepths = 2;
+  // The advancer thread's arrays for one bucket's flush, kept between
+  // flushes: the references to release after it, the due timers of a chunk,
+  // and the executor's ids to hand off after it.
   struct Scratch {
-    NodeArray detached;
     std::vector<TimerNode*> dropped;
     std::vector<DueTimer> batch;
+    std::vector<uint64_t> hand_offs;
   };
 
   void PollerLoop() ABSL_LOCKS_EXCLUDED(inbox_mu_);
@@ -104,18 +130,24 @@ class Advancer {
   // Moves the inbox's entries into `ready` (none once it is closed).
   void TakeInbox(ReadyBuckets* ready) ABSL_LOCKS_EXCLUDED(inbox_mu_);
   void MoveInbox(ReadyBuckets* ready) ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_mu_);
-  // Flushes the entry's bucket. With `ready` (the outer flush), slices it as
-  // above, flushing the earlier buckets with `nested`'s arrays.
-  void Flush(const DelayQueue::Entry& entry, Scratch* scratch, Scratch* nested,
-             ReadyBuckets* ready);
+  // Flushes the entry's bucket at `depth`. With `ready` (the outer flush),
+  // slices it as above.
+  void Flush(const DelayQueue::Entry& entry, int depth, ReadyBuckets* ready)
+      ABSL_LOCKS_EXCLUDED(transit_mu_);
+  // Handles the next chunk of `detached_[depth]` at `now_ns` and queues its
+  // due timers. Returns whether the bucket is done.
+  bool FlushChunk(int depth, int64_t now_ns)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(transit_mu_);
   // The slice break: the buckets of `ready` that expire no later than
   // `expiration`, each flushed in full.
-  void FlushEarlier(int64_t expiration, Scratch* nested, ReadyBuckets* ready);
+  void FlushEarlier(int64_t expiration, ReadyBuckets* ready)
+      ABSL_LOCKS_EXCLUDED(transit_mu_);
   // Kafka's addOrRun for one timer of a flushed bucket: armed again at its
   // deadline if still pending (due: into the batch; else a lower level),
   // else dropped. A reference the advancer lets go of is released at once
   // unless it is the last, which waits in `dropped` for the end of the flush.
-  void AddOrRun(TimerNode* node, int64_t now_ns, Scratch* scratch);
+  void AddOrRun(TimerNode* node, int64_t now_ns, Scratch* scratch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(transit_mu_);
 
   Wheel* const wheel_;
   Runner* const runner_;
@@ -127,6 +159,13 @@ class Advancer {
   CondVar inbox_cv_;
   std::deque<DelayQueue::Entry> inbox_ ABSL_GUARDED_BY(inbox_mu_);
   bool inbox_closed_ ABSL_GUARDED_BY(inbox_mu_) = false;
+
+  mutable Mutex transit_mu_{LockRank::kTransit};
+  // The bucket being flushed at each depth, and the index of its first timer
+  // not handled yet.
+  NodeArray detached_[kDepths] ABSL_GUARDED_BY(transit_mu_);
+  size_t next_[kDepths] ABSL_GUARDED_BY(transit_mu_) = {};
+  Scratch scratch_[kDepths];
 
   std::thread poller_;
   std::thread advancer_;

@@ -33,6 +33,18 @@ void Bucket::Detach(NodeArray* out) {
   ++epoch_;
 }
 
+void Bucket::RemoveIf(absl::FunctionRef<bool(TimerNode*)> take,
+                      std::vector<TimerNode*>* out) {
+  // From the back: Remove moves the last node into the hole, one already
+  // looked at.
+  for (size_t i = nodes_.size(); i-- > 0;) {
+    TimerNode* node = nodes_[i];
+    if (!take(node)) continue;
+    Remove(node);
+    out->push_back(node);
+  }
+}
+
 void Bucket::Flush(std::vector<TimerNode*>* out) {
   for (size_t i = 0; i < nodes_.size(); ++i) out->push_back(nodes_[i]);
   nodes_.clear();

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "node_array.h"
 #include "timer_state.h"
 
@@ -84,6 +85,11 @@ class alignas(64) Bucket {
   void Detach(NodeArray* out);
   // Appends the nodes to `out`, then empties the bucket as Detach does.
   void Flush(std::vector<TimerNode*>* out);
+  // Takes out (as Remove) each node for which `take` returns true, called
+  // once per node, and appends it to `out`. The expiration stays, as after
+  // Removes.
+  void RemoveIf(absl::FunctionRef<bool(TimerNode*)> take,
+                std::vector<TimerNode*>* out);
 
   bool empty() const { return nodes_.empty(); }
   int64_t size() const { return static_cast<int64_t>(nodes_.size()); }

@@ -16,9 +16,24 @@
 namespace timingwheel::internal {
 namespace {
 
-// Resets this thread is inside (one may run a callback inline, through an
-// executor, which then calls Shutdown: Shutdown must not wait for those).
-thread_local int64_t tls_resets_in_flight = 0;
+// The Resets this thread is inside, innermost first (one may run a callback
+// inline, through an executor, which then calls Shutdown or CancelAll: those
+// must not wait for them).
+struct ResetFrame {
+  const Engine* engine;
+  const ResetFrame* outer;
+};
+thread_local const ResetFrame* tls_resets = nullptr;
+
+// How many of the Resets this thread is inside are `engine`'s.
+int64_t ResetsOnThisThread(const Engine* engine) {
+  int64_t resets = 0;
+  for (const ResetFrame* frame = tls_resets; frame != nullptr;
+       frame = frame->outer) {
+    if (frame->engine == engine) ++resets;
+  }
+  return resets;
+}
 
 absl::Status ShutDownError(const char* caller) {
   return absl::FailedPreconditionError(
@@ -180,33 +195,53 @@ absl::StatusOr<TimerNode*> Engine::NewArmed(
   return ShutDownError(caller);
 }
 
-bool Engine::Stop(TimerNode* node) {
+Engine::Ended Engine::EndArm(TimerNode* node, State ended,
+                             State ended_running) {
   for (;;) {
     uint64_t word = node->LoadState();
     const uint64_t gen = GenerationOf(word);
     switch (StateOf(word)) {
       case State::kPending: {
-        if (!node->CasState(word, MakeStateWord(gen, State::kStopped))) break;
-        counts_.Stopped();
+        if (!node->CasState(word, MakeStateWord(gen, ended))) break;
         // Unlink it now if it sits in a bucket; a node in transit is dropped
         // by the advancer when it sees the state.
         if (wheel_.Unlink(node, gen) == Wheel::UnlinkResult::kUnlinked) {
           node->Unref();  // the bucket's reference
         }
-        return true;
+        return Ended::kArm;
       }
       case State::kDispatched:
-        if (!node->CasState(word, MakeStateWord(gen, State::kStopped))) break;
-        counts_.Stopped();
-        return true;  // the worker drops its task
+        if (!node->CasState(word, MakeStateWord(gen, ended))) break;
+        return Ended::kArm;  // the worker drops its task
       case State::kRunningArmed:
-        if (!node->CasState(word, MakeStateWord(gen, State::kRunningStopped))) {
-          break;
-        }
-        counts_.Stopped();
-        return true;  // the runner sees it and does not re-arm
+        if (!node->CasState(word, MakeStateWord(gen, ended_running))) break;
+        return Ended::kRearm;  // the runner sees it and does not re-arm
       default:
-        return false;
+        return Ended::kNotPending;
+    }
+  }
+}
+
+bool Engine::Stop(TimerNode* node) {
+  if (EndArm(node, State::kStopped, State::kRunningStopped) ==
+      Ended::kNotPending) {
+    return false;
+  }
+  counts_.Stopped();
+  return true;
+}
+
+void Engine::EnterReset() {
+  for (;;) {
+    resets_in_flight_.Add(1, std::memory_order_seq_cst);
+    if (ResetsOnThisThread(this) > 0 ||
+        cancel_alls_.load(std::memory_order_seq_cst) == 0) {
+      return;
+    }
+    resets_in_flight_.Add(-1, std::memory_order_seq_cst);
+    MutexLock lock(&cancel_all_mu_);
+    while (cancel_alls_.load(std::memory_order_acquire) > 0) {
+      cancel_all_cv_.Wait(&cancel_all_mu_);
     }
   }
 }
@@ -219,17 +254,21 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
   // Shutdown waits for the Resets that got past this check, so the timers
   // they arm are cancelled and counted by it, never after it returned. Both
   // sides are seq_cst: either Shutdown sees this Reset in flight, or this
-  // Reset sees the wheel closed.
-  resets_in_flight_.Add(1, std::memory_order_seq_cst);
-  ++tls_resets_in_flight;
+  // Reset sees the wheel closed. CancelAll waits for them too, and a Reset
+  // that finds a CancelAll under way waits for it first (EnterReset), so
+  // that no Reset moves a timer while CancelAll looks for it.
+  EnterReset();
+  const ResetFrame frame{this, tls_resets};
+  tls_resets = &frame;
   const ScopedWheelCode wheel_code;  // Shutdown waits for it
   struct Done {
     Engine* engine;
+    const ResetFrame* outer;
     ~Done() {
-      --tls_resets_in_flight;
+      tls_resets = outer;
       engine->resets_in_flight_.Add(-1, std::memory_order_seq_cst);
     }
-  } done{this};
+  } done{this, frame.outer};
   if (closed_.load(std::memory_order_seq_cst)) return false;
   const int64_t now_ns = time_.NowNs();
   absl::StatusOr<int64_t> deadline = time_.DeadlineAfter(now_ns, d, "Reset");
@@ -252,7 +291,7 @@ Engine::ResetResult Engine::ResetLocked(TimerNode* node, int64_t deadline_ns,
     uint64_t word = node->LoadState();
     const uint64_t gen = GenerationOf(word);
     const State state = StateOf(word);
-    // Cancelled (by Shutdown) is final.
+    // Cancelled (by Shutdown or CancelAll) is final.
     if (state == State::kCancelled || state == State::kRunningCancelled) {
       return {false, false};
     }
@@ -320,14 +359,14 @@ int64_t Engine::Shutdown() {
   // A destructor of a callback cancelled below may call Shutdown again.
   const ScopedWheelCode wheel_code;
   closed_.store(true, std::memory_order_seq_cst);
-  while (resets_in_flight_.Sum(std::memory_order_seq_cst) >
-         tls_resets_in_flight) {
+  const int64_t own_resets = ResetsOnThisThread(this);
+  while (resets_in_flight_.Sum(std::memory_order_seq_cst) > own_resets) {
     std::this_thread::yield();  // a Reset holds no lock for long
   }
   advancer_.Stop();
   // Nothing moves timers any more but callers' Stop and Reset, which the
   // node states arbitrate.
-  int64_t cancelled = CancelAll();
+  int64_t cancelled = CancelClosed();
   runner_.Join();
   // The caller's own periodic timer, when a callback shuts its wheel down.
   if (runner_.CancelOwnRearm()) ++cancelled;
@@ -358,6 +397,76 @@ bool Engine::FirstShutdown() {
 }
 
 int64_t Engine::CancelAll() {
+  if (closed_.load(std::memory_order_acquire)) return 0;
+  // The nodes this call cancelled, with a reference each: their callbacks go
+  // once nothing is locked. The nodes a worker or the executor has taken,
+  // with a reference each, ended once the pause is over.
+  std::vector<TimerNode*> cancelled;
+  std::vector<TimerNode*> taken;
+  // Resets that started before stepping back for this CancelAll finish
+  // first (but this thread's own, which wait for it to return: a callback
+  // run inline by an executor inside a Reset). Both sides are seq_cst, as for
+  // Shutdown.
+  cancel_alls_.fetch_add(1, std::memory_order_seq_cst);
+  const int64_t own_resets = ResetsOnThisThread(this);
+  while (resets_in_flight_.Sum(std::memory_order_seq_cst) > own_resets) {
+    std::this_thread::yield();  // a Reset holds no lock for long
+  }
+  // Nothing moves timers between the places looked at until Resume: see the
+  // top of engine.h for why the pool comes before the levels.
+  advancer_.Pause();
+  advancer_.ForEachInTransit([&](TimerNode* node) {
+    if (node->Cancel(kAnyGeneration)) {
+      node->Ref();  // the advancer keeps its own, and drops the node later
+      cancelled.push_back(node);
+    }
+  });
+  runner_.ForEachTask([&](const DueTimer& task, bool is_taken) {
+    if (is_taken) {
+      task.node->Ref();
+      taken.push_back(task.node);
+    } else if (task.node->Cancel(task.generation)) {
+      task.node->Ref();  // the task keeps its own: a worker drops it later
+      cancelled.push_back(task.node);
+    }
+  });
+  // With the buckets' references.
+  wheel_.RemoveIf([](TimerNode* node) { return node->Cancel(kAnyGeneration); },
+                  &cancelled);
+  advancer_.Resume();
+  cancel_alls_.fetch_sub(1, std::memory_order_seq_cst);
+  {
+    MutexLock lock(&cancel_all_mu_);
+    cancel_all_cv_.NotifyAll();
+  }
+  int64_t count = static_cast<int64_t>(cancelled.size());
+  for (TimerNode* node : taken) {
+    switch (EndArm(node, State::kCancelled, State::kRunningCancelled)) {
+      case Ended::kArm:
+        cancelled.push_back(node);
+        ++count;
+        break;
+      case Ended::kRearm:
+        ++count;  // its callback runs: the runner destroys it after the run
+        node->Unref();
+        break;
+      case Ended::kNotPending:
+        node->Unref();
+        break;
+    }
+  }
+  for (int64_t i = 0; i < count; ++i) counts_.Retired();
+  counts_.AddCancelAllCancelled(count);
+  // Nobody will run these: destroy their callbacks now, with no lock held
+  // (a callback's destructor may call into the wheel).
+  for (TimerNode* node : cancelled) {
+    node->callback = nullptr;
+    node->Unref();
+  }
+  return count;
+}
+
+int64_t Engine::CancelClosed() {
   std::vector<TimerNode*> nodes;
   wheel_.Close(&nodes);
   std::vector<TimerNode*> cancelled;

@@ -29,13 +29,30 @@
 // Operations here: Stop moves the state word out of kPending (or
 // kDispatched, kRunningArmed) and unlinks the node if it sits in a bucket;
 // Reset re-arms with a new generation under the node lock; Shutdown closes
-// the wheel, stops the threads and cancels every pending timer.
+// the wheel, stops the threads and cancels every pending timer; CancelAll
+// cancels every pending timer and leaves the wheel running.
+//
+// CancelAll looks for the pending timers where they can be: in the buckets,
+// in transit with the advancer, queued for the workers or taken by one
+// (running, or about to), in a Reset's hands. It must not miss one that
+// moves from a place it has not looked at yet to one it has looked at. So
+// while it looks, nothing moves timers between those places: Resets wait
+// (those in flight finish first), the advancer is paused between two chunks
+// (Advancer::Pause), the pool is looked at as a whole under its lock
+// (WorkerPool::ForEachTask), and the levels last: a worker only re-arms
+// (into a level) a timer the pool named as taken. Each timer found is
+// cancelled by a compare-and-swap on its state word, as Stop would: the
+// buckets' and queues' at once, the taken ones' once the pause is over
+// (kRunningArmed -> kRunningCancelled: the run goes on, the re-arm does not).
 //
 // Thread-safety: every public member is thread-safe. Shutdown and Reset
 // agree through `closed_` and `resets_in_flight_` (both seq_cst): either
 // Shutdown sees a Reset in flight and waits for it, or the Reset sees the
 // wheel closed; so Shutdown cancels and counts every timer a Reset armed.
-// `shutdown_mu_` guards the shutdown flags. Lock order: the table in mutex.h.
+// CancelAll and Reset agree the same way through `cancel_alls_` and
+// `resets_in_flight_`: a Reset that sees a CancelAll under way steps back and
+// waits on `cancel_all_cv_` until it is over. `shutdown_mu_` guards the
+// shutdown flags. Lock order: the table in mutex.h.
 //
 // Lifetime: reference counted (RefCounted). The TimingWheel holds one
 // reference, each thread one while it runs, each task handed to an executor
@@ -110,6 +127,8 @@ class Engine : public RefCounted {
 
   bool Stop(TimerNode* node);
   bool Reset(TimerNode* node, absl::Duration d);
+  // TimingWheel::CancelAll.
+  int64_t CancelAll();
   // The timer whose callback runs on this thread, or nullptr.
   static TimerNode* CurrentTimer() { return Runner::Current(); }
 
@@ -127,6 +146,12 @@ class Engine : public RefCounted {
   struct ResetResult {
     bool was_pending;     // Reset's answer
     bool drop_reference;  // the caller releases one reference
+  };
+  // What EndArm found.
+  enum class Ended {
+    kNotPending,  // nothing to end
+    kArm,         // a pending arm: kPending or kDispatched
+    kRearm,       // the re-arm of a running callback: kRunningArmed
   };
 
   friend class timingwheel::EngineTestPeer;
@@ -159,10 +184,19 @@ class Engine : public RefCounted {
                      int64_t deadline_ns, int64_t now_ns,
                      std::vector<DueTimer>* due)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+  // Ends the node's pending arm, whatever it is, as Stop does: kPending or
+  // kDispatched -> `ended` (unlinking the node if it sits in a bucket),
+  // kRunningArmed -> `ended_running`. Counts nothing.
+  Ended EndArm(TimerNode* node, State ended, State ended_running);
+  // Counts a Reset of this engine in flight, once no CancelAll is under way
+  // (unless this thread is inside a Reset of this engine already, which the
+  // CancelAll waits for).
+  void EnterReset() ABSL_LOCKS_EXCLUDED(cancel_all_mu_);
   // Whether this is the first Shutdown; a later one waits for the first.
   bool FirstShutdown() ABSL_LOCKS_EXCLUDED(shutdown_mu_);
-  // Cancels what is in the buckets and the worker queue; returns how many.
-  int64_t CancelAll();
+  // Once closed: cancels what is in the buckets and the worker queue; returns
+  // how many.
+  int64_t CancelClosed();
 
   const TimeBase time_;
   const int workers_;
@@ -181,6 +215,10 @@ class Engine : public RefCounted {
 
   std::atomic<bool> closed_{false};  // set by Shutdown; seq_cst with Reset
   ShardedCounter resets_in_flight_;  // seq_cst; see Reset and Shutdown
+  std::atomic<int> cancel_alls_{0};  // under way; seq_cst with Reset
+
+  Mutex cancel_all_mu_{LockRank::kCancelAll};
+  CondVar cancel_all_cv_;  // cancel_alls_ went down
 
   Mutex shutdown_mu_{LockRank::kShutdown};
   CondVar shutdown_cv_;

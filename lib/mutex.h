@@ -31,6 +31,13 @@
 //                   tool or a benchmark      library, never taken under its
 //                   (never in lib/)          locks
 //   kShutdown       Engine::shutdown_mu_     nothing (leaf)
+//   kCancelAll      Engine::cancel_all_mu_   nothing (leaf): a Reset waits on
+//                                            it for a CancelAll to end
+//   kTransit        Advancer::transit_mu_    kInbox, kPool, kStash, kNode,
+//                                            kLevel, kDelayQueue: the advancer
+//                                            flushes a chunk of a bucket;
+//                                            CancelAll looks at every part
+//                                            of the wheel while it holds it
 //   kInbox          Advancer::inbox_mu_      nothing (leaf)
 //   kNodeRegistry   NodePool's registry      kNodeDepot: a thread's cache
 //                   (node_pool.cc)           goes back to its pool
@@ -99,6 +106,8 @@ namespace timingwheel::internal {
 enum class LockRank : uint8_t {
   kOutsideLibrary,
   kShutdown,
+  kCancelAll,
+  kTransit,
   kInbox,
   kNodeRegistry,
   kNodeDepot,
@@ -127,6 +136,8 @@ inline constexpr LockRankInfo kLockTable[kLockRanks] = {
      false,
      {}},
     {LockRank::kShutdown, "kShutdown (Engine::shutdown_mu_)", true, {}},
+    {LockRank::kCancelAll, "kCancelAll (Engine::cancel_all_mu_)", true, {}},
+    {LockRank::kTransit, "kTransit (Advancer::transit_mu_)", false, {}},
     {LockRank::kInbox, "kInbox (Advancer::inbox_mu_)", true, {}},
     {LockRank::kNodeRegistry, "kNodeRegistry (NodePool's registry)", false, {}},
     {LockRank::kNodeDepot, "kNodeDepot (NodePool::mu_)", true,

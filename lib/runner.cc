@@ -78,8 +78,8 @@ absl::Status Runner::Start(int workers, const Executor* executor,
     executor_ = executor;
     lateness_.push_back(
         std::make_unique<WindowedHistogram>(LatencyHistogram::Writers::kMany));
-    pool_ =
-        std::make_unique<WorkerPool>(run, [this](uint64_t id) { HandOff(id); });
+    pool_ = std::make_unique<WorkerPool>(
+        run, [this](uint64_t id) { HandOff(id); }, &Runner::Release);
     return absl::OkStatus();
   }
   for (int i = 0; i < workers; ++i) {
@@ -88,7 +88,8 @@ absl::Status Runner::Start(int workers, const Executor* executor,
   }
   owner_->Ref(workers);  // one per thread, released as it exits
   pool_ = std::make_unique<WorkerPool>(
-      workers, run, [this] { owner_->Unref(); }, std::move(on_worker_start));
+      workers, run, [this] { owner_->Unref(); }, std::move(on_worker_start),
+      &Runner::Release);
   absl::Status status = pool_->Start();
   // The references of the threads that never started (none on success).
   for (int i = pool_->started(); i < workers; ++i) owner_->Unref();
@@ -132,6 +133,17 @@ void Runner::Submit(std::vector<DueTimer>* batch) {
   batch->clear();
 }
 
+void Runner::Queue(std::vector<DueTimer>* batch,
+                   std::vector<uint64_t>* hand_offs,
+                   std::vector<TimerNode*>* released) {
+  if (batch->empty() || pool_->Submit(batch, hand_offs)) return;
+  for (const DueTimer& task : *batch) {
+    if (task.node->Cancel(task.generation)) counts_->CancelledInTransit();
+    released->push_back(task.node);
+  }
+  batch->clear();
+}
+
 TimerNode* Runner::Current() { return tls_node; }
 
 bool Runner::CancelOwnRearm() {
@@ -160,8 +172,7 @@ void Runner::Run(const DueTimer& task, int worker) {
   if (!node->CasState(expected, MakeStateWord(task.generation,
                                               periodic ? State::kRunningArmed
                                                        : State::kRunning))) {
-    node->Unref();  // stopped, reset or cancelled since it was dispatched
-    return;
+    return;  // stopped, reset or cancelled since it was dispatched
   }
   if (periodic) {
     node->CountRun();
@@ -182,8 +193,8 @@ void Runner::Run(const DueTimer& task, int worker) {
   if (periodic && AsksScheduler(node)) {
     next_ns = NextRun(node, task.deadline_ns);
   }
+  // The task's reference is held until the pool is done with it (Release).
   AfterRun(node, task.generation, next_ns);
-  node->Unref();  // the task's, held until the node is let go (AfterRun)
 }
 
 bool Runner::AsksScheduler(TimerNode* node) {
@@ -231,7 +242,7 @@ void Runner::AfterRun(TimerNode* node, uint64_t gen,
     SpinLockHolder lock(&node->mu);
     ended = Rearm(node, gen, next_ns, &due);
   }
-  // Cancelled (by Shutdown) while it ran: nothing runs or re-arms
+  // Cancelled (CancelAll or Shutdown) while it ran: nothing runs or re-arms
   // it any more, so its callback goes now, with no lock held (its destructor
   // may call into the wheel), while the task's reference keeps the node.
   if (ended == State::kCancelled) node->callback = nullptr;
@@ -277,7 +288,7 @@ State Runner::Rearm(TimerNode* node, uint64_t gen,
         }
         break;
       case Wheel::ArmResult::kDropped:
-        break;  // a Stop took the new arm
+        break;  // a Stop or CancelAll took the new arm: theirs to finish
     }
     node->Unref();  // the unused new one; the task's is still held
     return ended;

@@ -25,7 +25,8 @@
 //     kCancelled (then the callback is destroyed, with no lock held), one
 //     whose schedule ended in kEnded.
 // So runs of one timer never overlap: the next arm exists only once the
-// callback returned.
+// callback returned. The task's reference on the node is released when the
+// pool is done with the task (WorkerPool, "Taken tasks"), after the re-arm.
 //
 // Current(): the timer whose callback this thread runs, in thread-locals that
 // each run sets and restores (RAII), so a callback run inside another (an
@@ -47,6 +48,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "failure_report.h"
 #include "ref_counted.h"
@@ -78,6 +80,17 @@ class Runner {
   // is closed, cancels them instead (they count as cancelled by Shutdown).
   // Call with no lock held: an executor may run them inline.
   void Submit(std::vector<DueTimer>* batch);
+  // Submit for a caller that holds a lock of its own (the advancer): runs no
+  // user code. The executor's ids go to `hand_offs`, for HandOff; the nodes
+  // of the tasks cancelled because the pool is closed go to `released`,
+  // whose references the caller releases; both once it has let go.
+  void Queue(std::vector<DueTimer>* batch, std::vector<uint64_t>* hand_offs,
+             std::vector<TimerNode*>* released);
+  // Hands the ids Queue left in `ids` (emptied) to the executor.
+  void HandOff(std::vector<uint64_t>* ids) {
+    pool_->HandOff(std::move(*ids));
+    ids->clear();
+  }
   // Hands them to the workers as Submit does, but once the pool is closed
   // returns false and leaves them to the caller.
   bool TrySubmit(std::vector<DueTimer>* batch) { return pool_->Submit(batch); }
@@ -88,6 +101,13 @@ class Runner {
   // is armed to run again: cancels that re-arm (kRunningCancelled), counts it
   // retired and returns true. For a Shutdown made from the callback.
   bool CancelOwnRearm();
+
+  // WorkerPool::ForEachTask: every task not started (`taken` false) and every
+  // task a worker or the executor has taken and not let go of (true).
+  void ForEachTask(
+      absl::FunctionRef<void(const DueTimer& task, bool taken)> visit) {
+    pool_->ForEachTask(visit);
+  }
 
   // Refuses further tasks and returns those not started.
   std::vector<DueTimer> Close() { return pool_->Close(); }
@@ -106,6 +126,8 @@ class Runner {
   class HandedOffTask;
 
   void Run(const DueTimer& task, int worker);
+  // The pool is done with a task Run was called with: its reference goes.
+  static void Release(const DueTimer& task) { task.node->Unref(); }
   // The deadline of a periodic timer's next run after the run for
   // `deadline_ns`, by its scheduler (called with no lock held); nullopt when
   // the schedule ends, leaves the supported range or throws.
@@ -117,8 +139,8 @@ class Runner {
   // stays with the worker (a re-arm takes a new one).
   void AfterRun(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns);
   // AfterRun's work under the node lock; due re-arms go to `due`. Returns
-  // kPending when it armed the node again (even if a Stop took that arm at
-  // once), else the state the run ended in.
+  // kPending when it armed the node again (even if a Stop or CancelAll took
+  // that arm at once), else the state the run ended in.
   State Rearm(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns,
               std::vector<DueTimer>* due)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);

@@ -168,6 +168,10 @@ class TimerCounts {
   // Shutdown cancelled `n` timers itself; returns them plus those cancelled
   // in transit since the last call, which now count as Shutdown's.
   int64_t AddShutdownCancelled(int64_t n);
+  // CancelAll cancelled `n` pending arms (each counted retired already).
+  void AddCancelAllCancelled(int64_t n) {
+    cancelled_.fetch_add(n, std::memory_order_relaxed);
+  }
 
   void CallbackThrew() { callbacks_thrown_.Add(1); }
   void SchedulerThrew() {
@@ -197,7 +201,7 @@ class TimerCounts {
   std::atomic<int64_t> schedulers_thrown_{0};
   std::atomic<int64_t> executor_threw_{0};
   std::atomic<int64_t> executor_dropped_{0};
-  std::atomic<int64_t> cancelled_{0};  // by Shutdown
+  std::atomic<int64_t> cancelled_{0};  // by Shutdown and CancelAll
   std::atomic<int64_t> cancelled_in_transit_{0};
 };
 

@@ -60,6 +60,15 @@ void TaskQueue::TakeFront(size_t k, std::vector<Task>* out) {
   }
 }
 
+void TaskQueue::ForEach(absl::FunctionRef<void(const Task&)> visit) const {
+  size_t head = head_;
+  for (size_t chunk = first_chunk_; chunk < chunks_.size(); ++chunk) {
+    const size_t end = chunk + 1 == chunks_.size() ? tail_ : kChunkTasks;
+    for (size_t i = head; i < end; ++i) visit(chunks_[chunk]->tasks[i]);
+    head = 0;
+  }
+}
+
 TaskQueue::Chunks TaskQueue::ShrinkIfEmpty() {
   Chunks released;
   if (size_ != 0 || spare_.size() <= kKeptChunks) return released;

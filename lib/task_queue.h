@@ -51,6 +51,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "timer_state.h"
 
 namespace timingwheel::internal {
@@ -89,6 +90,9 @@ class TaskQueue {
   // Removes the first `k` tasks and appends them to `*out`, in order.
   // Precondition: k <= size().
   void TakeFront(size_t k, std::vector<Task>* out);
+
+  // Calls `visit` for each task, front to back.
+  void ForEach(absl::FunctionRef<void(const Task&)> visit) const;
 
   // If the queue is empty and has more than kKeptChunks spare chunks, returns
   // the others, for the caller to free (outside its lock). Otherwise returns

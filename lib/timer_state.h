@@ -18,11 +18,11 @@
 //
 //   from              event                          to
 //   kPending          a bucket is flushed, it is due kDispatched (worker queue)
-//   kPending          Stop / Shutdown                kStopped / kCancelled
+//   kPending          Stop / Shutdown, CancelAll     kStopped / kCancelled
 //   kDispatched       a worker starts it             kRunning (one-shot) or
 //                                                    kRunningArmed (periodic)
-//   kDispatched       Stop / Shutdown                kStopped / kCancelled
-//   kRunningArmed     Stop / Shutdown                kRunningStopped /
+//   kDispatched       Stop / Shutdown, CancelAll     kStopped / kCancelled
+//   kRunningArmed     Stop / Shutdown, CancelAll     kRunningStopped /
 //                                                    kRunningCancelled
 //   kRunning, kRunningStopped  Reset                 kRunningArmed
 //   kRunningArmed     the callback returns           kPending, generation + 1,
@@ -33,7 +33,7 @@
 //   kRunningCancelled the callback returns           kCancelled
 //   kPending, kDispatched, kDone, kStopped, kEnded  Reset
 //                                                    kPending, generation + 1
-//   kCancelled is final (Shutdown), and so is kRunningCancelled
+//   kCancelled is final (Shutdown or CancelAll), and so is kRunningCancelled
 //   until it becomes kCancelled: the callback is destroyed, nothing re-arms.
 //
 // "Pending" in the API's sense (Pending(), Stop()'s true) is kPending,
@@ -237,8 +237,9 @@ class TimerNode {
   uint64_t LoadState() const { return state.load(std::memory_order_acquire); }
 
   // (gen, kPending or kDispatched) -> (gen, kCancelled), for any generation
-  // with kAnyGeneration: the wheel is shut down, or could not take this arm.
-  // Returns whether this call cancelled it.
+  // with kAnyGeneration: the wheel is shut down, CancelAll found the node, or
+  // the wheel could not take this arm. Returns whether this call cancelled
+  // it.
   bool Cancel(uint64_t gen);
 
   // The deadline of the node's pending arm (IsPending), in nanoseconds since
@@ -255,9 +256,9 @@ class TimerNode {
   // (TimerNodeLayoutTest.FitsInEightyBytes); the pool adds no header.
 
   // Only the thread that moved the node to kRunning or kRunningArmed calls
-  // it. Shutdown destroys it for a node it cancelled, which nobody will
-  // run, and the runner for one cancelled while it ran, once the run
-  // returned.
+  // it. Shutdown and CancelAll destroy it for a node they cancelled, which
+  // nobody will run, and the runner for one cancelled while it ran, once the
+  // run returned.
   absl::AnyInvocable<void()> callback;
   // The lane the node lives in, for every arm (engine.h, "Lanes").
   NodeHome* const home;

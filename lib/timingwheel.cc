@@ -183,6 +183,8 @@ void TimingWheel::WaitIdle() const { engine_->WaitIdle(); }
 
 int64_t TimingWheel::Shutdown() { return engine_->Shutdown(); }
 
+int64_t TimingWheel::CancelAll() { return engine_->CancelAll(); }
+
 absl::StatusOr<Timer> TimingWheel::At(
     std::chrono::steady_clock::time_point when, absl::AnyInvocable<void()> f) {
   if (!engine_->time().steady()) {

@@ -132,6 +132,16 @@ void Wheel::Close(std::vector<TimerNode*>* out) {
   }
 }
 
+void Wheel::RemoveIf(absl::FunctionRef<bool(TimerNode*)> take,
+                     std::vector<TimerNode*>* out) {
+  for (const std::unique_ptr<Lane>& lane : lanes_) {
+    for (WheelLevel* level = lane->level0.get(); level != nullptr;
+         level = level->overflow()) {
+      level->RemoveIf(take, out);
+    }
+  }
+}
+
 void Wheel::ReleaseOwner() {
   // The last home's release may delete the owner, and this wheel with it:
   // read the homes first. One provisional reference per home, so that no

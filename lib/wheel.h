@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "delay_queue.h"
 #include "node_pool.h"
 #include "ref_counted.h"
@@ -132,6 +133,12 @@ class Wheel {
 
   // Refuses every later arm (kClosed) and empties every bucket into `out`.
   void Close(std::vector<TimerNode*>* out);
+  // Takes out of their buckets the nodes for which `take` returns true, into
+  // `out` with the buckets' references; one level at a time, under its lock
+  // (WheelLevel::RemoveIf). A node that no arm (Reset, the advancer)
+  // moves meanwhile is looked at once.
+  void RemoveIf(absl::FunctionRef<bool(TimerNode*)> take,
+                std::vector<TimerNode*>* out);
   // The owner's own reference goes: from now on each lane whose nodes still
   // have handles holds one reference on the owner, until the last handle
   // goes (see NodeHome). May delete the owner, and this wheel with it.

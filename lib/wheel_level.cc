@@ -105,6 +105,12 @@ void WheelLevel::Close(std::vector<TimerNode*>* out) {
   for (Bucket& bucket : buckets_) bucket.Flush(out);
 }
 
+void WheelLevel::RemoveIf(absl::FunctionRef<bool(TimerNode*)> take,
+                          std::vector<TimerNode*>* out) {
+  SpinLockHolder lock(&mu_);
+  for (Bucket& bucket : buckets_) bucket.RemoveIf(take, out);
+}
+
 int64_t WheelLevel::CountTimers() const {
   SpinLockHolder lock(&mu_);
   int64_t n = 0;

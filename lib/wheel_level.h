@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "bucket.h"
 #include "core/placement.h"
 #include "delay_queue.h"
@@ -109,6 +110,10 @@ class WheelLevel {
   // Refuses every later Add (kClosed), here and in overflow levels created
   // from now on, and empties every bucket of this level into `out`.
   void Close(std::vector<TimerNode*>* out) ABSL_LOCKS_EXCLUDED(mu_);
+  // Bucket::RemoveIf on every bucket of this level, under its lock: `take`
+  // must take no lock.
+  void RemoveIf(absl::FunctionRef<bool(TimerNode*)> take,
+                std::vector<TimerNode*>* out) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Timers linked in this level's buckets.
   int64_t CountTimers() const ABSL_LOCKS_EXCLUDED(mu_);

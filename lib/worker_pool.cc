@@ -71,8 +71,10 @@ void SetCurrentThreadName(const char* name) {
 
 WorkerPool::WorkerPool(int workers, RunFn run,
                        std::function<void()> on_thread_exit,
-                       std::function<void(int worker)> on_thread_start)
+                       std::function<void(int worker)> on_thread_start,
+                       DoneFn done)
     : run_(std::move(run)),
+      done_(std::move(done)),
       on_thread_exit_(std::move(on_thread_exit)),
       on_thread_start_(std::move(on_thread_start)) {
   stashes_.reserve(workers);
@@ -101,8 +103,11 @@ absl::Status WorkerPool::Start() {
 }
 
 WorkerPool::WorkerPool(RunFn run,
-                       absl::AnyInvocable<void(uint64_t id)> hand_off)
-    : run_(std::move(run)), hand_off_(std::move(hand_off)) {}
+                       absl::AnyInvocable<void(uint64_t id)> hand_off,
+                       DoneFn done)
+    : run_(std::move(run)),
+      done_(std::move(done)),
+      hand_off_(std::move(hand_off)) {}
 
 WorkerPool::~WorkerPool() = default;
 
@@ -114,12 +119,19 @@ void WorkerPool::RunHandedOff(uint64_t id) {
     if (it == handed_off_.end()) return;  // taken back by Close
     task = it->second;
     handed_off_.erase(it);
+    running_handed_off_.emplace(id, task);
     ++running_;
   }
   {
     ScopedRun scoped(this);
     run_(task, 0);
   }
+  {
+    MutexLock lock(&mu_);
+    running_handed_off_.erase(id);
+  }
+  // Still counted as running: Join and WaitNoneRunning wait for `done` too.
+  if (done_) done_(task);
   MutexLock lock(&mu_);
   --running_;
   idle_cv_.NotifyAll();
@@ -134,7 +146,8 @@ std::optional<WorkerPool::Task> WorkerPool::DropHandedOff(uint64_t id) {
   return task;
 }
 
-bool WorkerPool::Submit(std::vector<Task>* tasks) {
+bool WorkerPool::Submit(std::vector<Task>* tasks,
+                        std::vector<uint64_t>* hand_offs) {
   if (hand_off_) {
     // One id per task, handed off with no lock held: the user's executor may
     // run the closure inline.
@@ -148,7 +161,11 @@ bool WorkerPool::Submit(std::vector<Task>* tasks) {
       }
     }
     tasks->clear();
-    HandOff(std::move(ids));
+    if (hand_offs != nullptr) {
+      hand_offs->insert(hand_offs->end(), ids.begin(), ids.end());
+    } else {
+      HandOff(std::move(ids));
+    }
     return true;
   }
   MutexLock lock(&mu_);
@@ -165,6 +182,7 @@ bool WorkerPool::Submit(std::vector<Task>* tasks) {
 }
 
 void WorkerPool::HandOff(std::vector<uint64_t> ids) {
+  if (ids.empty()) return;
   for (HandOffFrame* frame = tls_hand_offs; frame != nullptr;
        frame = frame->outer) {
     if (frame->pool == this) {
@@ -187,7 +205,10 @@ void WorkerPool::Loop(int index) {
   bool active = false;  // counted in running_
   for (;;) {
     Task task;
-    if (!PopStash(index, &task)) {
+    std::optional<Task> finished;
+    const bool popped = PopStash(index, &task, &finished);
+    if (finished.has_value() && done_) done_(*finished);
+    if (!popped) {
       TaskQueue::Chunks released;  // freed after the lock is released
       // One round trip on the shared lock per batch.
       MutexLock lock(&mu_);
@@ -217,11 +238,14 @@ void WorkerPool::Loop(int index) {
   on_exit();
 }
 
-bool WorkerPool::PopStash(int index, Task* task) {
+bool WorkerPool::PopStash(int index, Task* task,
+                          std::optional<Task>* finished) {
   Stash& stash = *stashes_[index];
   SpinLockHolder hold(&stash.mu);
+  *finished = std::exchange(stash.current, std::nullopt);
   if (stash.size() == 0) return false;
   *task = stash.tasks[stash.head++];
+  stash.current = *task;
   if (stash.size() == 0) {
     stash.tasks.clear();
     stash.head = 0;
@@ -239,6 +263,7 @@ bool WorkerPool::TakeBatch(int index, Task* task, TaskQueue::Chunks* released) {
     {
       // Only the owner fills its stash, and only when it is empty.
       SpinLockHolder hold(&own.mu);
+      own.current = *task;
       own.tasks.clear();
       queue_.TakeFront(k - 1, &own.tasks);
       own.head = 0;
@@ -258,6 +283,7 @@ bool WorkerPool::TakeBatch(int index, Task* task, TaskQueue::Chunks* released) {
     *task = *first;
     {
       SpinLockHolder hold_own(&own.mu);
+      own.current = *task;
       own.tasks.assign(first + 1, victim.tasks.end());
       own.head = 0;
     }
@@ -297,6 +323,21 @@ std::vector<WorkerPool::Task> WorkerPool::Close() {
   for (const auto& [id, task] : handed_off_) left.push_back(task);
   handed_off_.clear();
   return left;
+}
+
+void WorkerPool::ForEachTask(
+    absl::FunctionRef<void(const Task& task, bool taken)> visit) {
+  MutexLock lock(&mu_);
+  queue_.ForEach([&](const Task& task) { visit(task, false); });
+  for (const std::unique_ptr<Stash>& stash : stashes_) {
+    SpinLockHolder hold(&stash->mu);
+    for (size_t i = stash->head; i < stash->tasks.size(); ++i) {
+      visit(stash->tasks[i], false);
+    }
+    if (stash->current.has_value()) visit(*stash->current, true);
+  }
+  for (const auto& [id, task] : handed_off_) visit(task, false);
+  for (const auto& [id, task] : running_handed_off_) visit(task, true);
 }
 
 void WorkerPool::WaitNoneRunning() {

@@ -52,6 +52,16 @@
 // pool only calls `run` with it. Whether the callback really starts (it may
 // have been stopped or reset since) is decided by the runner.
 //
+// Taken tasks. A task a worker takes stays named by the pool, as its stash's
+// `current` (or, with an executor, in `running_handed_off_`), from the moment
+// it leaves the queue or stash, in the same critical section, until after
+// `run` returned; then the pool calls `done` with it, with no lock held.
+// Whatever the task holds (the runner's reference on the node) is released
+// there, so ForEachTask, which sees every task queued, stashed, handed off
+// or taken, under the locks that move them, may take a reference on any of
+// their nodes (CancelAll). A worker lets go of its task when it next looks
+// at its stash, before it takes another or waits.
+//
 // Counting. A worker is active from the moment it takes tasks under `mu_`
 // until it comes back to `mu_` and finds none to take: while it runs a task,
 // between two tasks of its stash, and on its way back. A worker with a
@@ -96,6 +106,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "mutex.h"
 #include "task_queue.h"
@@ -108,17 +119,23 @@ class WorkerPool {
   using Task = DueTimer;
   // Runs one task on worker number `worker` (0 .. workers - 1).
   using RunFn = absl::AnyInvocable<void(const Task&, int worker)>;
+  // A task `run` was called with is no longer named by the pool (see "Taken
+  // tasks"); called with no lock held, on the thread that ran it.
+  using DoneFn = absl::AnyInvocable<void(const Task&)>;
 
   // A pool of `workers` (>= 1) threads that call `run` for each task, once
-  // Start has started them. `on_thread_start`, if set, runs as the first act
-  // of each thread, with its worker number (the engine names the thread
-  // there); `on_thread_exit` runs as the last act of each thread.
+  // Start has started them, and `done` (if set) after. `on_thread_start`, if
+  // set, runs as the first act of each thread, with its worker number (the
+  // engine names the thread there); `on_thread_exit` runs as the last act of
+  // each thread.
   WorkerPool(int workers, RunFn run, std::function<void()> on_thread_exit,
-             std::function<void(int worker)> on_thread_start = nullptr);
+             std::function<void(int worker)> on_thread_start = nullptr,
+             DoneFn done = nullptr);
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
   // Starts no threads: each task is handed to `hand_off` (see above).
-  WorkerPool(RunFn run, absl::AnyInvocable<void(uint64_t id)> hand_off);
+  WorkerPool(RunFn run, absl::AnyInvocable<void(uint64_t id)> hand_off,
+             DoneFn done = nullptr);
   // Precondition: Join() was called, or Start failed, or never ran.
   ~WorkerPool();
 
@@ -140,7 +157,24 @@ class WorkerPool {
 
   // Queues `tasks` (emptied) and wakes the workers (one for a single task).
   // Returns false, leaving `tasks` as they were, once the pool is closed.
-  bool Submit(std::vector<Task>* tasks) ABSL_LOCKS_EXCLUDED(mu_);
+  // Executor mode: registers them and hands them off, or, with `hand_offs`,
+  // appends their ids there for the caller to hand off later (HandOff), so
+  // that a caller holding a lock of its own need not call the executor.
+  bool Submit(std::vector<Task>* tasks,
+              std::vector<uint64_t>* hand_offs = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Executor mode: hands the registered tasks `ids` to `hand_off`, or queues
+  // them on this thread's hand-off of this pool in progress (see "Re-entrant
+  // hand-offs").
+  void HandOff(std::vector<uint64_t> ids) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Calls `visit` with every task queued, stashed or handed off and not
+  // taken (`taken` false), and every task taken and not done (true; see
+  // "Taken tasks"), holding `mu_` throughout and each stash's lock while it
+  // visits that stash's tasks: so no task moves between the queue, the
+  // stashes and the workers meanwhile. `visit` must take no lock.
+  void ForEachTask(absl::FunctionRef<void(const Task& task, bool taken)> visit)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Refuses further tasks, lets the threads exit after their current task,
   // and returns the tasks that were queued or stashed but not started: each
@@ -168,12 +202,14 @@ class WorkerPool {
  private:
   friend class WorkerPoolTestPeer;
 
-  // A worker's tasks taken but not started: `tasks[head..]`, front first.
+  // A worker's tasks taken but not started: `tasks[head..]`, front first;
+  // and the task it runs or ran last (see "Taken tasks").
   // Aligned so that two workers' stashes share no cache line.
   struct alignas(64) Stash {
     SpinLock mu ABSL_ACQUIRED_AFTER(WorkerPool::mu_){LockRank::kStash};
     std::vector<Task> tasks ABSL_GUARDED_BY(mu);
     size_t head ABSL_GUARDED_BY(mu) = 0;
+    std::optional<Task> current ABSL_GUARDED_BY(mu);
 
     size_t size() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
       return tasks.size() - head;
@@ -181,23 +217,23 @@ class WorkerPool {
   };
 
   void Loop(int index) ABSL_LOCKS_EXCLUDED(mu_);
-  // Executor mode: hands `ids` to `hand_off_`, or queues them on this
-  // thread's hand-off of this pool in progress (see "Re-entrant hand-offs").
-  void HandOff(std::vector<uint64_t> ids) ABSL_LOCKS_EXCLUDED(mu_);
-  // Takes the task at the front of worker `index`'s stash into `*task`.
+  // Worker `index` lets go of its current task (into `*finished`, if any)
+  // and takes the task at the front of its stash into `*task`, as current.
   // Returns false if the stash is empty.
-  bool PopStash(int index, Task* task) ABSL_LOCKS_EXCLUDED(mu_);
+  bool PopStash(int index, Task* task, std::optional<Task>* finished)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Worker `index`, its stash empty, takes a batch from the queue or steals
-  // from another stash: the first task into `*task`, the others into its
-  // stash. Returns false if the queue and every stash are empty. Chunks the
-  // queue released as it drained go to `*released`, for the caller to free
-  // after unlocking.
+  // from another stash: the first task into `*task`, as current, the others
+  // into its stash. Returns false if the queue and every stash are empty.
+  // Chunks the queue released as it drained go to `*released`, for the
+  // caller to free after unlocking.
   bool TakeBatch(int index, Task* task, TaskQueue::Chunks* released)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tasks in all the stashes.
   int64_t StashedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   RunFn run_;
+  DoneFn done_;
   const std::function<void()> on_thread_exit_;
   const std::function<void(int worker)> on_thread_start_;
   // Executor mode when set.
@@ -213,8 +249,10 @@ class WorkerPool {
   // Active workers (see "Counting" above) plus handed-off tasks running.
   int64_t running_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
-  // Executor mode: tasks handed off and not started, by id.
+  // Executor mode: tasks handed off and not started, by id; and those taken
+  // by RunHandedOff and not done yet.
   std::unordered_map<uint64_t, Task> handed_off_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, Task> running_handed_off_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::vector<std::thread> threads_;

@@ -5,16 +5,16 @@
 // for a serial order that explains it.
 //
 // A run (one seed) makes a wheel on a ManualClock with the built-in worker
-// pool, then three threads call AfterFunc, Every, Stop, Reset and, in some
-// seeds, Shutdown on timers they share, while a driver thread advances the
-// clock. Every call is logged with a sequence number taken just before it and
-// one just after it returned (one atomic counter: the real-time order), the
-// clock readings around it, and what it returned; every callback logs its
-// start and its end the same way (sequence number and clock). Some callbacks
-// stop or reset their own timer, and some linger, so that other threads'
-// calls meet them running. At the end the workload settles (the wheel idle
-// at the last time), then the clock moves past every deadline and the wheel
-// idles again; both points are logged.
+// pool, then three threads call AfterFunc, Every, Stop, Reset, State and, in
+// some seeds, Shutdown or CancelAll on timers they share, while a driver
+// thread advances the clock. Every call is logged with a sequence number taken
+// just before it and one just after it returned (one atomic counter: the
+// real-time order), the clock readings around it, and what it returned; every
+// callback logs its start and its end the same way (sequence number and clock).
+// Some callbacks stop or reset their own timer or ask its state, and some
+// linger, so that other threads' calls meet them running. At the end the
+// workload settles (the wheel idle at the last time), then the clock moves past
+// every deadline and the wheel idles again; both points are logged.
 //
 // The checker (CheckHistory) then looks, for each timer, for a serial order
 // of its calls, its callback starts and ends, and Shutdown's two moments
@@ -27,10 +27,18 @@
 //     periodic timer, not stopped), at most once; no run of that arm after.
 //   * Reset returns true for a pending arm, which it supersedes, else false;
 //     it arms again either way, after the run if the callback is running,
-//     except when it finds the wheel shut down (false, nothing armed). A
-//     Reset that found the wheel open takes effect before Shutdown cancels
-//     anything, possibly after a later Reset was refused (see
-//     kMaxRacingResets).
+//     except when it finds the wheel shut down or the timer cancelled (false,
+//     nothing armed). A Reset that found the wheel open takes effect before
+//     Shutdown cancels anything, possibly after a later Reset was refused
+//     (see kMaxRacingResets).
+//   * CancelAll first looks whether the wheel is shut down (then it does
+//     nothing: Shutdown cancels the timers), then takes effect on each timer
+//     at one point of its call: a pending arm is cancelled (for good), a
+//     running callback's re-arm too (the run goes on, and ends cancelled);
+//     its count adds up to the arms it cancelled.
+//   * State answers what the timer is at one point of its call: pending
+//     (also a periodic timer's run), running (not armed again), fired,
+//     stopped or cancelled.
 //   * A run starts only from a pending arm, never before its deadline (for
 //     a periodic timer: the previous deadline plus a period, and after the
 //     previous run ended); runs of one timer never overlap. (Not before the
@@ -40,7 +48,9 @@
 //   * Nothing lost: at each idle point an arm whose deadline's tick has
 //     passed has run (or was stopped or superseded).
 //   * Shutdown's counts add up to the arms it cancelled; AfterFunc fails only
-//     once Shutdown has begun.
+//     once Shutdown has begun. The counts of Shutdown and CancelAll are
+//     checked together: some choice, per timer, of which cancelled it (or
+//     neither) must give both.
 // An arm's deadline is known only within the clock readings around its call
 // (or, for a periodic re-arm, within a period of its run), so the checker
 // keeps the earliest and latest deadline possible. The search is exhaustive
@@ -62,6 +72,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -84,11 +95,20 @@ namespace {
 // ---------------------------------------------------------------------------
 // The history
 
-enum class OpKind { kAfterFunc, kEvery, kStop, kReset, kShutdown };
+enum class OpKind {
+  kAfterFunc,
+  kEvery,
+  kStop,
+  kReset,
+  kShutdown,
+  kCancelAll,
+  kState,
+};
 
 struct Op {
   OpKind kind = OpKind::kStop;
-  // The timer made or acted on; -1 for Shutdown and a failed AfterFunc/Every.
+  // The timer made or acted on; -1 for Shutdown, CancelAll and a failed
+  // AfterFunc/Every.
   int timer = -1;
   int64_t inv = 0;            // sequence number taken just before the call
   int64_t resp = 0;           // and just after it returned
@@ -96,8 +116,9 @@ struct Op {
   absl::Duration clock_resp;  // and after `resp`
   absl::Duration d;           // AfterFunc's and Reset's delay, Every's period
   bool ok = false;    // AfterFunc/Every succeeded; Stop/Reset returned true
-  int64_t count = 0;  // what Shutdown returned
-  bool in_callback = false;  // called by the timer's own callback
+  int64_t count = 0;  // what Shutdown or CancelAll returned
+  TimerState state = TimerState::kNone;  // what State returned
+  bool in_callback = false;              // called by the timer's own callback
 };
 
 // One callback run: its first and last actions.
@@ -143,6 +164,15 @@ std::string Describe(const Op& op) {
     case OpKind::kShutdown:
       call = absl::StrCat("Shutdown() -> ", op.count);
       break;
+    case OpKind::kCancelAll:
+      call = absl::StrCat("CancelAll() -> ", op.count);
+      break;
+    case OpKind::kState: {
+      std::ostringstream state;
+      state << op.state;
+      call = absl::StrCat("State() -> ", state.str());
+      break;
+    }
   }
   return absl::StrCat(
       "[", op.inv, ", ", op.resp, "] ",
@@ -168,14 +198,38 @@ int64_t Ns(absl::Duration d) { return absl::ToInt64Nanoseconds(d); }
 
 // A timer's state in the serial specification.
 enum class Phase : uint8_t {
-  kUnborn,        // AfterFunc/Every not yet taken effect
-  kPending,       // an arm waits for its deadline
-  kRunning,       // a callback runs, nothing armed after it
-  kRunningArmed,  // a callback runs, the next arm waits for it to return
-  kDone,          // a one-shot run returned
-  kStopped,       // a true Stop took the pending arm
-  kCancelled,     // Shutdown cancelled the pending arm
+  kUnborn,            // AfterFunc/Every not yet taken effect
+  kPending,           // an arm waits for its deadline
+  kRunning,           // a callback runs, nothing armed after it
+  kRunningArmed,      // a callback runs, the next arm waits for it to return
+  kRunningStopped,    // a callback runs, a true Stop took the next arm
+  kRunningCancelled,  // a callback runs, CancelAll took the next arm
+  kDone,              // a one-shot run returned
+  kStopped,           // a true Stop took the pending arm
+  kCancelled,         // Shutdown or CancelAll cancelled the pending arm
 };
+
+// What Timer::State() answers in `phase`.
+TimerState StateIn(Phase phase) {
+  switch (phase) {
+    case Phase::kPending:
+    case Phase::kRunningArmed:
+      return TimerState::kPending;
+    case Phase::kRunning:
+    case Phase::kRunningStopped:
+    case Phase::kRunningCancelled:
+      return TimerState::kRunning;
+    case Phase::kDone:
+      return TimerState::kFired;
+    case Phase::kStopped:
+      return TimerState::kStopped;
+    case Phase::kCancelled:
+      return TimerState::kCancelled;
+    case Phase::kUnborn:
+      break;
+  }
+  return TimerState::kNone;
+}
 
 struct ModelState {
   Phase phase = Phase::kUnborn;
@@ -184,8 +238,11 @@ struct ModelState {
   // kRunningArmed: the next arm is the periodic one (not a Reset's), due
   // after this run ends.
   bool rearm_by_period = false;
-  uint8_t cancelled = 0;  // arms Shutdown cancelled (0 or 1)
-  int32_t runs = 0;       // runs started
+  uint8_t cancelled = 0;      // arms Shutdown cancelled (0 or 1)
+  uint8_t cancelled_all = 0;  // arms CancelAll cancelled (0 or 1)
+  // CancelAll's look at the wheel: 0 not yet, 1 open, 2 shut down.
+  uint8_t cancel_all_look = 0;
+  int32_t runs = 0;  // runs started
   // The pending arm's (or the next arm's) deadline lies in [earliest,
   // latest], in nanoseconds of the clock; latest is kNever while unknown.
   int64_t earliest = 0;
@@ -200,7 +257,8 @@ struct ModelState {
     const int64_t words[] = {
         static_cast<int64_t>(phase) | int64_t{closed} << 8 |
             int64_t{cancelling} << 9 | int64_t{rearm_by_period} << 10 |
-            int64_t{cancelled} << 11,
+            int64_t{cancelled} << 11 | int64_t{cancelled_all} << 12 |
+            int64_t{cancel_all_look} << 13,
         runs,
         earliest,
         latest,
@@ -218,6 +276,8 @@ enum class EventKind {
   kEnd,
   kClose,
   kCancel,
+  kCancelAllLook,  // CancelAll looks whether the wheel is shut down
+  kCancelAll,      // CancelAll's effect on this timer
   kIdle,
 };
 
@@ -257,10 +317,12 @@ class TimerSearch {
               [](const Event& a, const Event& b) { return a.inv < b.inv; });
   }
 
-  // Whether some order explains the events; with `want_cancelled` >= 0, one
-  // in which Shutdown cancelled that many of this timer's arms.
-  absl::StatusOr<bool> Explain(int want_cancelled) {
-    want_cancelled_ = want_cancelled;
+  // Whether some order explains the events; with `want_shutdown` (or
+  // `want_cancel_all`) >= 0, one in which Shutdown (CancelAll) cancelled that
+  // many of this timer's arms.
+  absl::StatusOr<bool> Explain(int want_shutdown, int want_cancel_all) {
+    want_shutdown_ = want_shutdown;
+    want_cancel_all_ = want_cancel_all;
     seen_.clear();
     steps_ = 0;
     deepest_.clear();
@@ -308,6 +370,10 @@ class TimerSearch {
         return "Shutdown closes the wheel";
       case EventKind::kCancel:
         return "Shutdown cancels what is pending";
+      case EventKind::kCancelAllLook:
+        return "CancelAll looks whether the wheel is shut down";
+      case EventKind::kCancelAll:
+        return "CancelAll cancels what is pending";
       case EventKind::kIdle:
         return absl::StrCat(
             "[", history_.idle[event.index].seq, "] idle at clock ",
@@ -328,7 +394,8 @@ class TimerSearch {
               const ModelState& state) {
     if (++steps_ > kMaxSteps) return false;
     if (order->size() == events_.size()) {
-      return want_cancelled_ < 0 || state.cancelled == want_cancelled_;
+      return (want_shutdown_ < 0 || state.cancelled == want_shutdown_) &&
+             (want_cancel_all_ < 0 || state.cancelled_all == want_cancel_all_);
     }
     std::string key(done->begin(), done->end());
     state.AppendKey(&key);
@@ -397,6 +464,14 @@ class TimerSearch {
           s->phase = Phase::kDone;
           return true;
         }
+        if (s->phase == Phase::kRunningStopped) {
+          s->phase = Phase::kStopped;
+          return true;
+        }
+        if (s->phase == Phase::kRunningCancelled) {
+          s->phase = Phase::kCancelled;
+          return true;
+        }
         if (s->phase != Phase::kRunningArmed) return false;
         if (s->rearm_by_period) {
           // The next periodic deadline lies after the time the run ended.
@@ -420,6 +495,21 @@ class TimerSearch {
         if (s->phase == Phase::kPending) {
           s->phase = Phase::kCancelled;
           s->cancelled = 1;
+        }
+        return true;
+      case EventKind::kCancelAllLook:
+        s->cancel_all_look = s->closed ? 2 : 1;
+        return true;
+      case EventKind::kCancelAll:
+        if (s->cancel_all_look == 0) return false;  // it looks first
+        // It found the wheel shut down: Shutdown cancels, and counts, them.
+        if (s->cancel_all_look == 2) return true;
+        if (s->phase == Phase::kPending) {
+          s->phase = Phase::kCancelled;
+          s->cancelled_all = 1;
+        } else if (s->phase == Phase::kRunningArmed) {
+          s->phase = Phase::kRunningCancelled;
+          s->cancelled_all = 1;
         }
         return true;
       case EventKind::kIdle: {
@@ -463,11 +553,13 @@ class TimerSearch {
             return true;
           case Phase::kRunningArmed:
             if (!op.ok) return false;
-            s->phase = Phase::kRunning;
+            s->phase = Phase::kRunningStopped;
             return true;
           default:
             return !op.ok;
         }
+      case OpKind::kState:
+        return s->phase != Phase::kUnborn && op.state == StateIn(s->phase);
       case OpKind::kReset: {
         if (s->phase == Phase::kUnborn) return false;
         bool refused = s->closed;
@@ -485,6 +577,7 @@ class TimerSearch {
             arm(op.d);
             return true;
           case Phase::kRunning:
+          case Phase::kRunningStopped:
             if (op.ok) return false;
             s->phase = Phase::kRunningArmed;
             arm(op.d);
@@ -495,11 +588,12 @@ class TimerSearch {
             s->phase = Phase::kPending;
             arm(op.d);
             return true;
-          default:
+          default:  // kCancelled, kRunningCancelled: nothing armed
             return !op.ok;
         }
       }
       case OpKind::kShutdown:
+      case OpKind::kCancelAll:
         return false;  // not a timer's event
     }
     return false;
@@ -511,7 +605,8 @@ class TimerSearch {
   const bool periodic_;
   const int64_t period_ns_;
   const int64_t tick_ns_;
-  int want_cancelled_ = -1;
+  int want_shutdown_ = -1;
+  int want_cancel_all_ = -1;
   int64_t steps_ = 0;
   std::unordered_set<std::string> seen_;
   std::vector<int> deepest_;
@@ -592,8 +687,21 @@ absl::Status CheckHistory(const History& history) {
     }
   }
 
-  int64_t min_cancelled = 0;
-  int64_t max_cancelled = 0;
+  // CancelAll: at most one call (its count is checked as one).
+  const Op* cancel_all = nullptr;
+  for (const Op& op : history.ops) {
+    if (op.kind != OpKind::kCancelAll) continue;
+    if (cancel_all != nullptr) {
+      return absl::InternalError("more than one CancelAll: too many to check");
+    }
+    cancel_all = &op;
+  }
+
+  // The (Shutdown, CancelAll) totals of cancelled arms the timers checked so
+  // far can explain: reachable[s][c].
+  const size_t most = timers.size() + 1;
+  std::vector<std::vector<bool>> reachable(most, std::vector<bool>(most));
+  reachable[0][0] = true;
   for (const int t : timers) {
     // Event windows are in half steps (2 * seq) so that a bound known to
     // lie strictly before a logged event (2 * seq - 1) can be said.
@@ -662,6 +770,12 @@ absl::Status CheckHistory(const History& history) {
       events.push_back(
           {2 * shutdown_inv, 2 * shutdown_resp, EventKind::kCancel, 0});
     }
+    if (cancel_all != nullptr) {
+      events.push_back({2 * cancel_all->inv, 2 * cancel_all->resp,
+                        EventKind::kCancelAllLook, 0});
+      events.push_back({2 * cancel_all->inv, 2 * cancel_all->resp,
+                        EventKind::kCancelAll, 0});
+    }
     for (size_t i = 0; i < history.idle.size(); ++i) {
       const int64_t seq = 2 * history.idle[i].seq;
       events.push_back({seq, seq, EventKind::kIdle, static_cast<int>(i)});
@@ -670,29 +784,49 @@ absl::Status CheckHistory(const History& history) {
     const bool periodic = made->kind == OpKind::kEvery;
     TimerSearch search(history, runs, std::move(events), periodic,
                        periodic ? Ns(made->d) : 0);
-    absl::StatusOr<bool> found = search.Explain(-1);
+    absl::StatusOr<bool> found = search.Explain(-1, -1);
     if (!found.ok()) return found.status();
     if (!*found) {
       return absl::InternalError(
           absl::StrCat("no serial order explains the history of timer ", t,
                        ":\n", search.DeepestPrefix()));
     }
-    if (shutdowns.empty()) continue;
-    // Which counts of cancelled arms can this timer contribute?
-    bool can[2];
-    for (int want = 0; want < 2; ++want) {
-      absl::StatusOr<bool> with = search.Explain(want);
+    // Which (Shutdown, CancelAll) counts of cancelled arms can this timer
+    // contribute? At most one of them cancels it.
+    std::vector<std::vector<bool>> next(most, std::vector<bool>(most));
+    for (const auto& [s, c] : {std::pair<int, int>{0, 0}, {1, 0}, {0, 1}}) {
+      if ((s > 0 && shutdowns.empty()) || (c > 0 && cancel_all == nullptr)) {
+        continue;
+      }
+      absl::StatusOr<bool> with = search.Explain(s, c);
       if (!with.ok()) return with.status();
-      can[want] = *with;
+      if (!*with) continue;
+      for (size_t i = 0; i + s < most; ++i) {
+        for (size_t j = 0; j + c < most; ++j) {
+          if (reachable[i][j]) next[i + s][j + c] = true;
+        }
+      }
     }
-    min_cancelled += can[0] ? 0 : 1;
-    max_cancelled += can[1] ? 1 : 0;
+    reachable = std::move(next);
   }
-  if (shutdown_total < min_cancelled || shutdown_total > max_cancelled) {
+  const int64_t cancel_all_total =
+      cancel_all != nullptr ? cancel_all->count : 0;
+  if (shutdown_total < 0 || cancel_all_total < 0 ||
+      shutdown_total >= static_cast<int64_t>(most) ||
+      cancel_all_total >= static_cast<int64_t>(most) ||
+      !reachable[shutdown_total][cancel_all_total]) {
+    std::string explained;
+    for (size_t s = 0; s < most; ++s) {
+      for (size_t c = 0; c < most; ++c) {
+        if (reachable[s][c]) absl::StrAppend(&explained, " (", s, ", ", c, ")");
+      }
+    }
     return absl::InternalError(
         absl::StrCat("Shutdown returned ", shutdown_total,
-                     " in all, but the timers explain from ", min_cancelled,
-                     " to ", max_cancelled, " cancelled arms"));
+                     " in all and CancelAll ", cancel_all_total,
+                     ", but the timers explain only these (Shutdown, "
+                     "CancelAll) counts of cancelled arms:",
+                     explained));
   }
   return absl::OkStatus();
 }
@@ -735,6 +869,18 @@ class HistoryBuilder {
     history_.ops[call].count = count;
     EndCall(call);
   }
+  void CancelAll(int64_t count) {
+    const int call =
+        BeginCall(OpKind::kCancelAll, -1, absl::ZeroDuration(), true);
+    history_.ops[call].count = count;
+    EndCall(call);
+  }
+  void State(int timer, TimerState state) {
+    const int call =
+        BeginCall(OpKind::kState, timer, absl::ZeroDuration(), true);
+    history_.ops[call].state = state;
+    EndCall(call);
+  }
   // A callback run of `timer` at the current clock.
   void RunCallback(int timer) { EndRun(StartRun(timer)); }
   void Advance(absl::Duration d) { now_ += d; }
@@ -770,6 +916,7 @@ class HistoryBuilder {
   }
 
   Op& last_op() { return history_.ops.back(); }
+  Op& op(int call) { return history_.ops[call]; }
   const History& history() const { return history_; }
 
  private:
@@ -872,6 +1019,139 @@ TEST(HistoryCheckerTest, AcceptsAResetThatShutdownAdmittedTakingEffectLate) {
   b.EndCall(shutdown);  // nothing left to cancel: count 0
   b.Idle();
   EXPECT_TRUE(CheckHistory(b.history()).ok()) << CheckHistory(b.history());
+}
+
+TEST(HistoryCheckerTest, AcceptsCancelAllCountingThePendingArms) {
+  HistoryBuilder b;
+  const int pending = b.AfterFunc(5 * kMs);
+  const int periodic = b.Every(2 * kMs);
+  const int stopped = b.AfterFunc(5 * kMs);
+  b.Stop(stopped, true);
+  b.CancelAll(2);
+  b.State(pending, TimerState::kCancelled);
+  b.State(stopped, TimerState::kStopped);
+  b.Reset(pending, kMs, false);  // cancelled for good: nothing armed
+  b.Reset(stopped, kMs, false);  // armed again
+  b.Advance(10 * kMs);
+  b.RunCallback(stopped);
+  b.Idle();
+  b.State(periodic, TimerState::kCancelled);
+  b.State(stopped, TimerState::kFired);
+  b.Shutdown(0);
+  EXPECT_TRUE(CheckHistory(b.history()).ok()) << CheckHistory(b.history());
+}
+
+TEST(HistoryCheckerTest, AcceptsCancelAllOfARunningPeriodicTimer) {
+  HistoryBuilder b;
+  const int t = b.Every(2 * kMs);
+  b.Advance(2 * kMs);
+  const int run = b.StartRun(t);
+  b.State(t, TimerState::kPending);  // it runs again after this run
+  b.CancelAll(1);                    // its re-arm
+  b.State(t, TimerState::kRunning);
+  b.Reset(t, kMs, false);
+  b.EndRun(run);
+  b.State(t, TimerState::kCancelled);
+  b.Advance(10 * kMs);
+  b.Idle();
+  b.Shutdown(0);
+  EXPECT_TRUE(CheckHistory(b.history()).ok()) << CheckHistory(b.history());
+}
+
+TEST(HistoryCheckerTest, AcceptsACancelAllThatFoundTheWheelShutDown) {
+  HistoryBuilder b;
+  const int t = b.AfterFunc(5 * kMs);
+  const int shutdown =
+      b.BeginCall(OpKind::kShutdown, -1, absl::ZeroDuration(), true);
+  b.CancelAll(0);  // the wheel is closed: Shutdown cancels it
+  b.EndCall(shutdown);
+  b.op(shutdown).count = 1;
+  b.State(t, TimerState::kCancelled);
+  b.Idle();
+  EXPECT_TRUE(CheckHistory(b.history()).ok()) << CheckHistory(b.history());
+}
+
+TEST(HistoryCheckerTest, AcceptsEitherOrderOfACancelAllAndAStopThatRace) {
+  for (const bool stopped : {false, true}) {
+    HistoryBuilder b;
+    const int t = b.AfterFunc(5 * kMs);
+    // The Stop came first (true), or CancelAll did (and counted it).
+    const int cancel =
+        b.BeginCall(OpKind::kCancelAll, -1, absl::ZeroDuration(), true);
+    b.Stop(t, stopped);
+    b.EndCall(cancel);
+    b.op(cancel).count = stopped ? 0 : 1;
+    b.Idle();
+    EXPECT_TRUE(CheckHistory(b.history()).ok())
+        << stopped << ": " << CheckHistory(b.history());
+  }
+}
+
+TEST(HistoryCheckerTest, RejectsAStopAndACancelAllBothTakingOneArm) {
+  HistoryBuilder b;
+  const int t = b.AfterFunc(5 * kMs);
+  const int cancel =
+      b.BeginCall(OpKind::kCancelAll, -1, absl::ZeroDuration(), true);
+  b.Stop(t, true);
+  b.EndCall(cancel);
+  b.op(cancel).count = 1;
+  b.Idle();
+  EXPECT_FALSE(CheckHistory(b.history()).ok());
+}
+
+TEST(HistoryCheckerTest, RejectsARunAfterCancelAllCancelledIt) {
+  HistoryBuilder b;
+  const int t = b.AfterFunc(kMs);
+  b.CancelAll(1);
+  b.Advance(kMs);
+  b.RunCallback(t);
+  b.Idle();
+  EXPECT_FALSE(CheckHistory(b.history()).ok());
+}
+
+TEST(HistoryCheckerTest, RejectsACancelAllThatMissedAPendingTimer) {
+  HistoryBuilder b;
+  const int t = b.AfterFunc(5 * kMs);
+  b.CancelAll(0);
+  b.Stop(t, true);
+  b.Idle();
+  EXPECT_FALSE(CheckHistory(b.history()).ok());
+}
+
+TEST(HistoryCheckerTest, RejectsAResetThatArmsACancelledTimer) {
+  HistoryBuilder b;
+  const int t = b.AfterFunc(5 * kMs);
+  b.CancelAll(1);
+  b.Reset(t, kMs, false);
+  b.Advance(kMs);
+  b.RunCallback(t);
+  b.Idle();
+  EXPECT_FALSE(CheckHistory(b.history()).ok());
+}
+
+TEST(HistoryCheckerTest, RejectsAStateThatDisagrees) {
+  for (const TimerState wrong :
+       {TimerState::kPending, TimerState::kRunning, TimerState::kStopped,
+        TimerState::kCancelled}) {
+    HistoryBuilder b;
+    const int t = b.AfterFunc(kMs);
+    b.Advance(kMs);
+    b.RunCallback(t);
+    b.Idle();           // the run is over
+    b.State(t, wrong);  // it fired
+    EXPECT_FALSE(CheckHistory(b.history()).ok()) << wrong;
+  }
+}
+
+TEST(HistoryCheckerTest, RejectsARunningStateForAPendingPeriodicTimer) {
+  HistoryBuilder b;
+  const int t = b.Every(2 * kMs);
+  b.Advance(2 * kMs);
+  const int run = b.StartRun(t);
+  b.State(t, TimerState::kRunning);  // not stopped: pending
+  b.EndRun(run);
+  b.Idle();
+  EXPECT_FALSE(CheckHistory(b.history()).ok());
 }
 
 TEST(HistoryCheckerTest, RejectsATimerArmedAfterShutdownReturned) {
@@ -1064,6 +1344,7 @@ struct Workload {
   int workers = 2;
   bool periodic = false;       // Every timers too
   bool shutdown = false;       // one thread shuts the wheel down midway
+  bool cancel_all = false;     // another thread calls CancelAll midway
   bool callbacks_act = false;  // callbacks Stop or Reset their own timer
   int max_timers = 5;          // timers made (fewer: more contention)
   int max_linger = 3;          // yields a callback may take while running
@@ -1078,6 +1359,7 @@ Workload WorkloadFor(uint64_t seed) {
   w.workers = 1 + static_cast<int>(seed % 3);
   w.periodic = seed % 3 == 0;
   w.shutdown = seed % 5 == 0;
+  w.cancel_all = seed % 7 == 1 || seed % 7 == 3 || seed % 7 == 5;
   w.callbacks_act = seed % 2 == 0;
   w.max_timers = 3 + static_cast<int>(seed % 6);
   w.max_linger = seed % 7 < 2 ? 30 : 3;
@@ -1090,7 +1372,8 @@ std::string Describe(const Workload& w) {
       " calls on up to ", w.max_timers, " timers, wheel_size ", w.wheel_size,
       ", ", w.workers, " workers", w.periodic ? ", Every" : "",
       w.shutdown ? ", Shutdown midway" : "",
-      w.callbacks_act ? ", callbacks Stop/Reset themselves" : "",
+      w.cancel_all ? ", CancelAll midway" : "",
+      w.callbacks_act ? ", callbacks Stop/Reset/State themselves" : "",
       w.max_linger > 3 ? ", callbacks linger" : "");
 }
 
@@ -1185,6 +1468,7 @@ struct CallbackPlan {
   int stop_at_run = -1;  // Stop itself in this run
   int resets = 0;        // Reset itself in its first `resets` runs
   absl::Duration reset_d;
+  bool asks_state = false;  // asks its own State at the end of each run
 };
 
 // A delay: 0, negative, sub-tick, mostly a few ticks (due soon, so that
@@ -1239,6 +1523,16 @@ History Play(const Workload& w) {
             recorder->Call(
                 op, [&](Op*) { return Timer::Current().Reset(plan.reset_d); });
           }
+          if (plan.asks_state) {
+            Op op;
+            op.kind = OpKind::kState;
+            op.timer = id;
+            op.in_callback = true;
+            recorder->Call(op, [](Op* op) {
+              op->state = Timer::Current().State();
+              return true;
+            });
+          }
           recorder->End(&run);
         };
   };
@@ -1246,10 +1540,16 @@ History Play(const Workload& w) {
   std::atomic<int> finished{0};
   const auto operate = [&](int index) {
     std::mt19937_64 rng(w.seed * 1000003 + static_cast<uint64_t>(index));
-    // Thread 0 shuts the wheel down in the second half of its calls.
+    // Thread 0 shuts the wheel down in the second half of its calls, thread
+    // 1 cancels every timer somewhere in the middle of its calls.
     const int shutdown_at =
         w.shutdown && index == 0
             ? w.ops_per_thread / 2 +
+                  static_cast<int>(rng() % (w.ops_per_thread / 2))
+            : -1;
+    const int cancel_all_at =
+        w.cancel_all && index == 1
+            ? w.ops_per_thread / 4 +
                   static_cast<int>(rng() % (w.ops_per_thread / 2))
             : -1;
     absl::Duration target;
@@ -1273,6 +1573,15 @@ History Play(const Workload& w) {
         });
         continue;
       }
+      if (i == cancel_all_at) {
+        Op op;
+        op.kind = OpKind::kCancelAll;
+        recorder->Call(op, [&](Op* op) {
+          op->count = wheel->CancelAll();
+          return true;
+        });
+        continue;
+      }
       std::optional<std::pair<int, Timer>> picked;
       const int published = table.published();
       if (published >= w.max_timers || (published > 0 && rng() % 100 >= 15)) {
@@ -1286,6 +1595,7 @@ History Play(const Workload& w) {
           if (rng() % 3 == 0) plan.stop_at_run = static_cast<int>(rng() % 3);
           if (rng() % 3 == 0) plan.resets = 1 + static_cast<int>(rng() % 2);
           plan.reset_d = RandomDelay(rng, w.tick);
+          plan.asks_state = rng() % 3 == 0;
         }
         Op op;
         op.kind = every ? OpKind::kEvery : OpKind::kAfterFunc;
@@ -1307,11 +1617,19 @@ History Play(const Workload& w) {
           table.Publish(id, *timer);
           return true;
         });
-      } else if (rng() % 100 < 45) {
+      } else if (const uint64_t pick = rng() % 100; pick < 35) {
         Op op;
         op.kind = OpKind::kStop;
         op.timer = picked->first;
         recorder->Call(op, [&](Op*) { return picked->second.Stop(); });
+      } else if (pick < 50) {
+        Op op;
+        op.kind = OpKind::kState;
+        op.timer = picked->first;
+        recorder->Call(op, [&](Op* op) {
+          op->state = picked->second.State();
+          return true;
+        });
       } else {
         Op op;
         op.kind = OpKind::kReset;

@@ -87,6 +87,16 @@ const std::vector<std::vector<LockRank>>& TableNestings() {
       {LockRank::kPool, LockRank::kStash, LockRank::kStash},
       // A clock's NotifyTimeChanged wakes each sleeping queue.
       {LockRank::kClockWakeUps, LockRank::kDelayQueue},
+      // The advancer flushes a chunk: it detaches a bucket, takes the inbox,
+      // arms each timer and queues the due ones.
+      {LockRank::kTransit, LockRank::kLevel, LockRank::kDelayQueue},
+      {LockRank::kTransit, LockRank::kInbox},
+      {LockRank::kTransit, LockRank::kNode, LockRank::kLevel,
+       LockRank::kDelayQueue},
+      {LockRank::kTransit, LockRank::kPool},
+      // CancelAll, the advancer paused: the pool, then each level.
+      {LockRank::kTransit, LockRank::kPool, LockRank::kStash},
+      {LockRank::kTransit, LockRank::kLevel},
       // A cache goes back to its pool.
       {LockRank::kNodeRegistry, LockRank::kNodeDepot},
       // The fork handler holds every depot.
@@ -94,6 +104,7 @@ const std::vector<std::vector<LockRank>>& TableNestings() {
        LockRank::kNodeDepot},
       // A test's lock held while calling the library.
       {LockRank::kOutsideLibrary, LockRank::kShutdown},
+      {LockRank::kOutsideLibrary, LockRank::kCancelAll},
       {LockRank::kOutsideLibrary, LockRank::kInbox},
       {LockRank::kOutsideLibrary, LockRank::kNodeRegistry,
        LockRank::kNodeDepot},

@@ -24,6 +24,13 @@
 //     while another thread stops every one of its timers: once every Stop
 //     returned true, the handles are gone and the wheel is idle, no part of
 //     the wheel holds a callback (counted by the captures still alive).
+//   * CancelAllRacingOperationsAccountsForEveryTimer: CancelAll, again and
+//     again, in the middle of AfterFunc / Every / Stop / Reset and firing:
+//     each arm ends once (ran, stopped, replaced or cancelled), the
+//     CancelAlls' counts add up to the timers left cancelled, and a
+//     cancelled timer never runs again.
+//   * ConcurrentCancelAllsAndStopsCountEachTimerOnce: CancelAlls and Stops
+//     of the same timers at once: each timer counted by exactly one.
 //   * CascadeRacingStopAndLastHandle, RearmRacingStopAndLastHandle: no write
 //     after hand-on (DESIGN.md, trap 12). Timers cascade down many levels
 //     (periodic timers re-arm on a worker) while their owners stop them and
@@ -31,7 +38,9 @@
 //     next AfterFunc as soon as the bucket lets go of it. A thread that touched
 //     a node after linking it was caught here by AddressSanitizer (a read of a
 //     freed pool node) and ThreadSanitizer (a race with the next node's
-//     constructor); the counts check that nothing was lost meanwhile.
+//     constructor); the counts check that nothing was lost meanwhile. Both
+//     again with CancelAll in a loop on a third thread, which takes its own
+//     reference to timers that their owners let go of at the same time.
 
 #include <algorithm>
 #include <atomic>
@@ -578,6 +587,191 @@ TEST(StressTest, ShutdownRacingOperationsAccountsForEveryTimer) {
 }
 
 // ---------------------------------------------------------------------------
+// CancelAll racing everything
+
+// One timer, operated on (Stop, Reset) by the one thread that owns it, and
+// cancelled by whichever CancelAll finds it pending.
+struct CancellableTimer {
+  Timer handle;
+  bool periodic = false;
+  int stop_trues = 0;
+  int reset_trues = 0;
+  int reset_falses = 0;
+  std::shared_ptr<std::atomic<int>> runs;
+};
+
+TEST(StressTest, CancelAllRacingOperationsAccountsForEveryTimer) {
+  constexpr int kRounds = 10;
+  constexpr int kThreads = 3;
+  constexpr int kOpsPerThread = 2000;
+  constexpr int kCancelAlls = 20;
+  std::mt19937_64 rng(31337);
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE(absl::StrCat("round ", round));
+    auto clock = std::make_shared<ManualClock>();
+    std::unique_ptr<TimingWheel> wheel = MakeWheel(clock, kTick, 8, 2);
+    ASSERT_NE(wheel, nullptr);
+    ClockDriver clock_driver(clock, 2 * kTick, 4, rng());
+    std::vector<std::vector<std::unique_ptr<CancellableTimer>>> owned(kThreads);
+    std::atomic<int> done{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t, seed = rng()] {
+        std::mt19937_64 thread_rng(seed);
+        std::vector<std::unique_ptr<CancellableTimer>>& mine = owned[t];
+        for (int op = 0; op < kOpsPerThread; ++op) {
+          const int action = absl::Uniform(thread_rng, 0, 10);
+          if (mine.empty() || action < 3) {
+            auto timer = std::make_unique<CancellableTimer>();
+            timer->periodic = action == 0;
+            timer->runs = std::make_shared<std::atomic<int>>(0);
+            auto callback = [runs = timer->runs] { runs->fetch_add(1); };
+            absl::StatusOr<Timer> handle =
+                timer->periodic
+                    ? wheel->Every(absl::Nanoseconds(absl::Uniform<int64_t>(
+                                       thread_rng, 1, 5000000)),
+                                   callback)
+                    : wheel->AfterFunc(StressDelay(thread_rng), callback);
+            ASSERT_TRUE(handle.ok()) << handle.status();
+            timer->handle = *std::move(handle);
+            mine.push_back(std::move(timer));
+          } else {
+            CancellableTimer& timer =
+                *mine[absl::Uniform<size_t>(thread_rng, 0, mine.size())];
+            if (action < 6) {
+              timer.stop_trues += timer.handle.Stop() ? 1 : 0;
+            } else if (timer.handle.Reset(StressDelay(thread_rng))) {
+              ++timer.reset_trues;
+            } else {
+              ++timer.reset_falses;
+            }
+          }
+          clock_driver.Op();
+        }
+        done.fetch_add(1);
+      });
+    }
+    std::atomic<int64_t> cancelled_by_calls{0};
+    threads.emplace_back([&, seed = rng()] {
+      std::mt19937_64 thread_rng(seed);
+      for (int i = 0; i < kCancelAlls && done.load() < kThreads; ++i) {
+        for (int wait = absl::Uniform(thread_rng, 0, 2000); wait > 0; --wait) {
+          std::this_thread::yield();
+        }
+        cancelled_by_calls.fetch_add(wheel->CancelAll());
+      }
+    });
+    for (std::thread& thread : threads) thread.join();
+    clock_driver.Stop();
+    wheel->WaitIdle();
+    // What is still pending goes now, counted too.
+    cancelled_by_calls.fetch_add(wheel->CancelAll());
+    EXPECT_EQ(wheel->Pending(), 0);
+
+    // A cancelled timer never runs again.
+    std::vector<int> runs_then;
+    for (const auto& mine : owned) {
+      for (const auto& timer : mine) runs_then.push_back(timer->runs->load());
+    }
+    clock->Advance(absl::Hours(1));
+    wheel->WaitIdle();
+
+    int64_t left_cancelled = 0;
+    int failures = 0;
+    size_t index = 0;
+    for (const auto& mine : owned) {
+      for (const auto& timer : mine) {
+        const int runs = timer->runs->load();
+        const TimerState state = timer->handle.State();
+        const bool cancelled = state == TimerState::kCancelled;
+        left_cancelled += cancelled ? 1 : 0;
+        // Each arm ends once. The arms: the first, one per true Reset, and
+        // one per false Reset made before the timer was cancelled (after it,
+        // Reset arms nothing). A one-shot arm ends by running, a true Stop,
+        // a true Reset (replaced) or the cancel; a periodic one by a true
+        // Stop, a true Reset or the cancel.
+        // So, the true Resets on both sides cancelling out:
+        const int ends_but_cancel =
+            timer->stop_trues + (timer->periodic ? 0 : runs);
+        const bool arms_add_up =
+            cancelled ? ends_but_cancel <= timer->reset_falses
+                      : ends_but_cancel == 1 + timer->reset_falses;
+        const bool ran_after_cancel = cancelled && runs != runs_then[index];
+        ++index;
+        const bool ended = state == TimerState::kCancelled ||
+                           state == TimerState::kStopped ||
+                           (!timer->periodic && state == TimerState::kFired);
+        if ((!arms_add_up || ran_after_cancel || !ended) && ++failures <= 10) {
+          ADD_FAILURE() << (timer->periodic ? "periodic" : "one-shot")
+                        << " timer " << state << ": " << runs << " runs, "
+                        << timer->stop_trues << " true Stops, "
+                        << timer->reset_trues << " true Resets, "
+                        << timer->reset_falses << " false Resets";
+        }
+      }
+    }
+    ASSERT_EQ(failures, 0);
+    EXPECT_EQ(cancelled_by_calls.load(), left_cancelled)
+        << "the CancelAlls' counts disagree with the timers they cancelled";
+    EXPECT_EQ(wheel->GetStats().cancelled, left_cancelled);
+    EXPECT_EQ(wheel->Shutdown(), 0);
+  }
+}
+
+TEST(StressTest, ConcurrentCancelAllsAndStopsCountEachTimerOnce) {
+  constexpr int kRounds = 20;
+  constexpr int kTimers = 2000;
+  std::mt19937_64 rng(4242);
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE(absl::StrCat("round ", round));
+    auto clock = std::make_shared<ManualClock>();
+    std::unique_ptr<TimingWheel> wheel = MakeWheel(clock, kTick, 8, 2);
+    ASSERT_NE(wheel, nullptr);
+    std::vector<Timer> timers;
+    for (int i = 0; i < kTimers; ++i) {
+      timers.push_back(
+          wheel->AfterFunc(StressDelay(rng) + absl::Seconds(10), [] {})
+              .value());
+    }
+    std::vector<std::atomic<int>> stop_trues(kTimers);
+    std::atomic<int64_t> cancelled{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t) {
+      std::vector<int> order(kTimers);
+      for (int i = 0; i < kTimers; ++i) order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      threads.emplace_back([&, order = std::move(order)] {
+        while (!go.load()) std::this_thread::yield();
+        for (int i : order) stop_trues[i] += timers[i].Stop() ? 1 : 0;
+      });
+      threads.emplace_back([&] {
+        while (!go.load()) std::this_thread::yield();
+        cancelled += wheel->CancelAll();
+      });
+    }
+    go = true;
+    for (std::thread& thread : threads) thread.join();
+    int64_t stopped = 0;
+    int failures = 0;
+    for (int i = 0; i < kTimers; ++i) {
+      stopped += stop_trues[i].load();
+      const TimerState expected = stop_trues[i].load() == 1
+                                      ? TimerState::kStopped
+                                      : TimerState::kCancelled;
+      if ((stop_trues[i].load() > 1 || timers[i].State() != expected) &&
+          ++failures <= 10) {
+        ADD_FAILURE() << "timer " << i << ": " << stop_trues[i].load()
+                      << " true Stops, " << timers[i].State();
+      }
+    }
+    EXPECT_EQ(failures, 0);
+    EXPECT_EQ(stopped + cancelled.load(), kTimers);
+    EXPECT_EQ(wheel->Pending(), 0);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Real clock
 
 TEST(StressTest, ManyTimersFromTwoThreadsRealClock) {
@@ -786,6 +980,84 @@ TEST(StressTest, RearmRacingStopAndLastHandle) {
   // A periodic timer re-arms until it is stopped, so each Stop returned true.
   EXPECT_EQ(churn.stopped, churn.made);
   EXPECT_GT(runs.load(), 0);
+  wheel->WaitIdle();
+  EXPECT_EQ(wheel->Pending(), 0);
+  EXPECT_EQ(wheel->Shutdown(), 0);
+}
+
+// Calls CancelAll on a wheel in a loop on a thread of its own, until
+// Finish, which returns how many timers the calls cancelled in all.
+class CancelAllLoop {
+ public:
+  explicit CancelAllLoop(TimingWheel* wheel)
+      : thread_([this, wheel] {
+          while (!finish_.load()) {
+            cancelled_ += wheel->CancelAll();
+            std::this_thread::yield();
+          }
+        }) {}
+  ~CancelAllLoop() { Finish(); }
+  int64_t Finish() {
+    finish_ = true;
+    if (thread_.joinable()) thread_.join();
+    return cancelled_.load();
+  }
+
+ private:
+  std::atomic<bool> finish_{false};
+  std::atomic<int64_t> cancelled_{0};
+  std::thread thread_;  // last: starts once the fields above exist
+};
+
+TEST(StressTest, CascadeRacingStopCancelAllAndLastHandle) {
+  // As CascadeRacingStopAndLastHandle, with CancelAll in a loop: it takes
+  // its own reference to timers in transit with the advancer and in the
+  // buckets, while their owners stop them and let them go.
+  std::unique_ptr<TimingWheel> wheel =
+      MakeWheel(SteadyClock(), absl::Microseconds(10), /*wheel_size=*/2,
+                /*workers=*/1);
+  ASSERT_NE(wheel, nullptr);
+  std::atomic<int64_t> ran{0};
+  CancelAllLoop cancel_all(wheel.get());
+  const Churn churn =
+      ChurnWithStops(kChurnTime, /*keep=*/200, [&](std::mt19937_64& rng) {
+        const absl::Duration d =
+            absl::Microseconds(200 + absl::Uniform(rng, 0, 2000));
+        return wheel->AfterFunc(
+            d, [&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+      });
+  const int64_t cancelled = cancel_all.Finish();
+  EXPECT_GT(churn.made, 1000);
+  EXPECT_GT(cancelled, 0);
+  wheel->WaitIdle();
+  EXPECT_EQ(wheel->Pending(), 0);
+  EXPECT_EQ(wheel->Shutdown(), 0);
+  EXPECT_EQ(ran.load() + churn.stopped + cancelled, churn.made)
+      << "each timer either ran, was stopped or was cancelled";
+}
+
+TEST(StressTest, RearmRacingStopCancelAllAndLastHandle) {
+  // As RearmRacingStopAndLastHandle, with CancelAll in a loop: it takes its
+  // own reference to timers that workers run and re-arm, while their owners
+  // stop them and let them go.
+  std::unique_ptr<TimingWheel> wheel =
+      MakeWheel(SteadyClock(), absl::Microseconds(10), /*wheel_size=*/32,
+                /*workers=*/2);
+  ASSERT_NE(wheel, nullptr);
+  std::atomic<int64_t> runs{0};
+  CancelAllLoop cancel_all(wheel.get());
+  const Churn churn =
+      ChurnWithStops(kChurnTime, /*keep=*/20, [&](std::mt19937_64& rng) {
+        const absl::Duration period =
+            absl::Microseconds(50 + absl::Uniform(rng, 0, 200));
+        return wheel->Every(
+            period, [&runs] { runs.fetch_add(1, std::memory_order_relaxed); });
+      });
+  const int64_t cancelled = cancel_all.Finish();
+  EXPECT_GT(churn.made, 1000);
+  EXPECT_GT(cancelled, 0);
+  // A periodic timer ends only by a Stop or a cancel.
+  EXPECT_EQ(churn.stopped + cancelled, churn.made);
   wheel->WaitIdle();
   EXPECT_EQ(wheel->Pending(), 0);
   EXPECT_EQ(wheel->Shutdown(), 0);

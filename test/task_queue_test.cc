@@ -10,8 +10,9 @@
 // Append and then only when it holds more tasks than before: a chunk whose
 // tasks are taken is reused, so a steady flow keeps the same chunks.
 // ShrinkIfEmpty gives back the spare chunks beyond kKeptChunks of a drained
-// queue and nothing otherwise. A randomized run compares the queue with a
-// std::deque and checks the chunk count against the peak size.
+// queue and nothing otherwise. ForEach visits the tasks in the queue, front
+// to back, across chunks, and none taken. A randomized run compares the queue
+// with a std::deque and checks the chunk count against the peak size.
 //
 // Tasks carry fake node pointers; the queue never dereferences them.
 
@@ -144,6 +145,26 @@ TEST(TaskQueueTest, TakesOneAtATimeAcrossAChunkBoundary) {
   Append(&queue, 100, 3);  // into a spare chunk
   EXPECT_EQ(queue.chunks(), 2u);
   EXPECT_EQ(Take(&queue, 3), Range(100, 3));
+}
+
+// The numbers of the tasks ForEach visits, in order.
+std::vector<int64_t> Visit(const TaskQueue& queue) {
+  std::vector<Task> visited;
+  queue.ForEach([&](const Task& task) { visited.push_back(task); });
+  return Numbers(visited);
+}
+
+TEST(TaskQueueTest, ForEachVisitsTheTasksInOrderAcrossChunks) {
+  TaskQueue queue;
+  EXPECT_TRUE(Visit(queue).empty());
+  Append(&queue, 0, 2 * kChunk + 7);
+  EXPECT_EQ(Visit(queue), Range(0, 2 * kChunk + 7));
+  EXPECT_EQ(Take(&queue, kChunk + 3), Range(0, kChunk + 3));
+  EXPECT_EQ(Visit(queue), Range(kChunk + 3, kChunk + 4));
+  Take(&queue, queue.size());
+  EXPECT_TRUE(Visit(queue).empty());
+  Append(&queue, 500, 2);
+  EXPECT_EQ(Visit(queue), Range(500, 2));
 }
 
 TEST(TaskQueueTest, TakingEverythingEmptiesTheQueue) {

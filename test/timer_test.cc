@@ -7,7 +7,7 @@
 // a busy worker, running, re-armed by a Reset while running and then stopped,
 // fired, stopped, reset again, shut down, the wheel gone); State() in each
 // of those and in the states a run ends in (fired, stopped from inside,
-// schedule ended, cancelled by Shutdown),
+// schedule ended, cancelled by CancelAll or Shutdown, also while running),
 // with kPending exactly when Pending() is true; Runs() counting a periodic
 // timer's runs; and under ThreadSanitizer the queries racing Stop, Reset and
 // firing on real time, with what a thread did itself always seen.
@@ -363,6 +363,50 @@ TEST_F(TimerQueryTest, ScheduleThatEndsIsEndedAndCountsItsRuns) {
   Advance(absl::Milliseconds(1));
   EXPECT_EQ(timer.State(), TimerState::kEnded);
   EXPECT_EQ(timer.Runs(), 3);
+}
+
+TEST_F(TimerQueryTest, CancelledByCancelAllStaysCancelled) {
+  Timer timer = wheel_->AfterFunc(absl::Milliseconds(5), [] {}).value();
+  Timer periodic = wheel_->Every(absl::Milliseconds(5), [] {}).value();
+  ASSERT_EQ(wheel_->CancelAll(), 2);
+  for (Timer* t : {&timer, &periodic}) {
+    EXPECT_EQ(t->State(), TimerState::kCancelled);
+    EXPECT_FALSE(t->Pending());
+    EXPECT_FALSE(t->Stop());
+    EXPECT_FALSE(t->Reset(absl::Milliseconds(1)));
+    EXPECT_EQ(t->State(), TimerState::kCancelled);
+  }
+  Advance(absl::Milliseconds(10));
+  EXPECT_EQ(timer.State(), TimerState::kCancelled);
+  EXPECT_EQ(periodic.Runs(), 0);
+}
+
+TEST_F(TimerQueryTest, PeriodicCancelledWhileItRunsIsRunningThenCancelled) {
+  Gate gate;
+  Event started;
+  std::atomic<int64_t> destroyed{0};
+  Timer timer =
+      wheel_
+          ->Every(
+              absl::Milliseconds(5),
+              [&, counter = std::make_shared<DestructionCounter>(&destroyed)] {
+                started.Notify();
+                gate.Pass();
+              })
+          .value();
+  clock_->Advance(absl::Milliseconds(5));
+  ASSERT_TRUE(started.Wait());
+  EXPECT_EQ(timer.State(), TimerState::kPending);  // it would run again
+  EXPECT_EQ(wheel_->CancelAll(), 1);
+  EXPECT_EQ(timer.State(), TimerState::kRunning);
+  EXPECT_FALSE(timer.Pending());
+  EXPECT_EQ(destroyed.load(), 0) << "destroyed while it runs";
+  gate.Open();
+  WaitIdle();
+  EXPECT_EQ(timer.State(), TimerState::kCancelled);
+  EXPECT_EQ(destroyed.load(), 1) << "not destroyed once the run returned";
+  Advance(absl::Milliseconds(50));
+  EXPECT_EQ(timer.Runs(), 1);
 }
 
 // One worker, held by a callback, so that a due timer waits for it.

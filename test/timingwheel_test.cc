@@ -25,6 +25,12 @@
 //     use after Shutdown and after the wheel is gone, concurrent Shutdown,
 //     Shutdown cancels timers queued for a busy worker and waits for a
 //     callback that shut the wheel down itself;
+//   * CancelAll: every pending timer of every level, periodic ones, queued
+//     for a busy worker, or whose callback runs (its re-arm), cancelled and
+//     destroyed before it returns, counted exactly (also with max_pending),
+//     a started one-shot not counted, the wheel usable after; from a
+//     callback, from the destructor of a callback it cancels, and on a big
+//     bucket in the middle of its cascade;
 //   * bad input: InvalidArgument naming the argument and its value;
 //   * the std::chrono overloads.
 
@@ -1545,6 +1551,238 @@ TEST_F(TimingWheelTest, ShutdownCancelsTimersQueuedForABusyWorker) {
       << log->count()
       << " pending callbacks ran after Shutdown cancelled "
          "the pending timers";
+}
+
+// ---------------------------------------------------------------------------
+// CancelAll
+
+TEST_F(TimingWheelTest, CancelAllCancelsEveryPendingTimerAndTheWheelGoesOn) {
+  std::atomic<int64_t> destroyed{0};
+  std::atomic<int> ran{0};
+  std::vector<Timer> timers;
+  // One-shot timers in every level of the default wheel (1 ms to ~3 years),
+  // and periodic ones.
+  for (int i = 0; i < 10; ++i) {
+    for (absl::Duration d :
+         {kTick * 3, kTick * 30, kTick * 700, absl::Seconds(9),
+          absl::Minutes(5), absl::Hours(3), absl::Hours(24 * 40), kYear * 3}) {
+      timers.push_back(
+          wheel_
+              ->AfterFunc(d + kTick * i,
+                          [counter = DestructionCounter(&destroyed), &ran] {
+                            ran.fetch_add(1);
+                          })
+              .value());
+    }
+    timers.push_back(
+        wheel_
+            ->Every(kTick * (2 + i), [counter = DestructionCounter(&destroyed),
+                                      &ran] { ran.fetch_add(1); })
+            .value());
+  }
+  // Not pending: one fired, one stopped.
+  auto log = NewLog();
+  Timer fired = After(kTick, log);
+  Timer stopped = After(kTick * 50, log);
+  ASSERT_TRUE(stopped.Stop());
+  Advance(kTick);
+  ASSERT_EQ(log->count(), 1);
+  ASSERT_EQ(ran.load(), 0);
+  const int64_t pending = static_cast<int64_t>(timers.size());
+  ASSERT_EQ(wheel_->Pending(), pending);
+
+  EXPECT_EQ(wheel_->CancelAll(), pending);
+  // Destroyed before CancelAll returned, although every handle is held.
+  EXPECT_EQ(destroyed.load(), pending);
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_EQ(wheel_->GetStats().cancelled, pending);
+  for (Timer& timer : timers) {
+    EXPECT_EQ(timer.State(), TimerState::kCancelled);
+    EXPECT_FALSE(timer.Stop());
+  }
+  EXPECT_EQ(fired.State(), TimerState::kFired);
+  EXPECT_EQ(stopped.State(), TimerState::kStopped);
+  EXPECT_EQ(wheel_->CancelAll(), 0);
+
+  // The wheel goes on: new timers, and a Reset of a timer not cancelled.
+  auto after = NewLog();
+  After(kTick * 5, after);
+  Timer every = EveryLog(kTick * 10, after);
+  EXPECT_FALSE(stopped.Reset(kTick * 7));
+  Advance(kTick * 10);
+  EXPECT_EQ(after->count(), 2);
+  EXPECT_EQ(log->count(), 2);  // `stopped`, reset
+  Advance(kYear * 4);
+  EXPECT_EQ(ran.load(), 0);
+  EXPECT_EQ(after->count(), 3) << "the new periodic timer runs on";
+  EXPECT_TRUE(every.Stop());
+}
+
+TEST_F(TimingWheelTest, CancelAllGivesBackRoomUnderMaxPending) {
+  Options options = DefaultOptions();
+  options.max_pending = 3;
+  Start(std::move(options));
+  auto log = NewLog();
+  for (int i = 0; i < 3; ++i) After(absl::Seconds(1 + i), log);
+  EXPECT_EQ(wheel_->AfterFunc(kTick, [] {}).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(wheel_->CancelAll(), 3);
+  for (int i = 0; i < 3; ++i) After(kTick, log);
+  Advance(kTick);
+  EXPECT_EQ(log->count(), 3);
+}
+
+// One worker is held by a callback while more timers of the same tick wait
+// for it: CancelAll cancels the waiting ones (Stop would have returned true)
+// but not the running one-shot, and none runs after it returned; the wheel
+// then runs new timers.
+TEST_F(TimingWheelTest, CancelAllCancelsTimersQueuedForABusyWorker) {
+  Options options = DefaultOptions();
+  options.workers = 1;
+  Start(std::move(options));
+  constexpr int kQueued = 9;
+  Event entered;
+  Gate release;
+  Timer running = wheel_
+                      ->AfterFunc(kTick,
+                                  [&] {
+                                    entered.Notify();
+                                    release.Pass();
+                                  })
+                      .value();
+  auto log = NewLog();
+  std::vector<Timer> queued;
+  for (int i = 0; i < kQueued; ++i) queued.push_back(After(kTick, log));
+  clock_->Advance(kTick);
+  ASSERT_TRUE(entered.Wait());
+  ASSERT_TRUE(
+      Eventually([&] { return wheel_->GetStats().worker_queue_depth > 0; }));
+  EXPECT_EQ(wheel_->CancelAll(), kQueued);
+  EXPECT_EQ(running.State(), TimerState::kRunning);
+  release.Open();
+  WaitIdle();
+  EXPECT_EQ(log->count(), 0);
+  EXPECT_EQ(running.State(), TimerState::kFired);
+  for (const Timer& timer : queued) {
+    EXPECT_EQ(timer.State(), TimerState::kCancelled);
+  }
+  After(kTick, log);
+  Advance(kTick);
+  EXPECT_EQ(log->count(), 1);
+}
+
+TEST_F(TimingWheelTest, CancelAllFromACallbackCancelsTheOthersAndItsOwnRearm) {
+  auto log = NewLog();
+  for (int i = 0; i < 5; ++i) After(absl::Seconds(1 + i), log);
+  std::atomic<int64_t> from_one_shot{-1};
+  std::atomic<int64_t> from_periodic{-1};
+  Timer one_shot = wheel_
+                       ->AfterFunc(kTick,
+                                   [&] {
+                                     from_one_shot = wheel_->CancelAll();
+                                     After(kTick, log);  // after it: runs
+                                   })
+                       .value();
+  Advance(kTick);
+  // Its own timer had started: not counted.
+  EXPECT_EQ(from_one_shot.load(), 5);
+  Advance(kTick);
+  EXPECT_EQ(log->count(), 1);
+  Timer periodic =
+      wheel_->Every(kTick, [&] { from_periodic = wheel_->CancelAll(); })
+          .value();
+  Advance(kTick);
+  EXPECT_EQ(from_periodic.load(), 1) << "its own re-arm";
+  Advance(kTick * 10);
+  EXPECT_EQ(periodic.Runs(), 1);
+  EXPECT_EQ(periodic.State(), TimerState::kCancelled);
+  EXPECT_EQ(one_shot.State(), TimerState::kFired);
+}
+
+// A capture whose destructor calls into the wheel that destroys it.
+class CallsOnDestruction {
+ public:
+  explicit CallsOnDestruction(std::function<void()> call)
+      : call_(std::move(call)) {}
+  CallsOnDestruction(CallsOnDestruction&& other) noexcept
+      : call_(std::exchange(other.call_, nullptr)) {}
+  CallsOnDestruction& operator=(CallsOnDestruction&&) = delete;
+  ~CallsOnDestruction() {
+    if (call_) call_();
+  }
+
+ private:
+  std::function<void()> call_;
+};
+
+TEST_F(TimingWheelTest, CancelAllFromTheDestructorOfACallbackItCancels) {
+  ExpectFinishesWithin(absl::Seconds(10) * kSlowdown, [&] {
+    auto log = NewLog();
+    std::atomic<int64_t> nested{-1};
+    Timer later = After(absl::Seconds(5), log);
+    ASSERT_TRUE(
+        wheel_
+            ->AfterFunc(absl::Seconds(1), [capture = CallsOnDestruction([&] {
+                                             nested = wheel_->CancelAll();
+                                             After(kTick, log);
+                                           })] {})
+            .ok());
+    // The outer call cancels both; the nested one, run by the destruction,
+    // finds nothing left and leaves the new timer alone.
+    EXPECT_EQ(wheel_->CancelAll(), 2);
+    EXPECT_EQ(nested.load(), 0);
+    Advance(absl::Seconds(10));
+    EXPECT_EQ(log->count(), 1);
+    EXPECT_EQ(later.State(), TimerState::kCancelled);
+  });
+}
+
+TEST_F(TimingWheelTest, CancelAllAfterShutdownReturnsZero) {
+  auto log = NewLog();
+  Timer timer = After(absl::Seconds(1), log);
+  EXPECT_EQ(wheel_->Shutdown(), 1);
+  EXPECT_EQ(wheel_->CancelAll(), 0);
+  EXPECT_EQ(timer.State(), TimerState::kCancelled);
+  EXPECT_EQ(wheel_->GetStats().cancelled, 1);
+}
+
+// Deadlines 16.0 .. 16.4 s sit in one level-3 bucket that cascades at
+// 15.6 s; CancelAll comes in the middle of that cascade, while the advancer
+// holds part of the bucket in transit: every timer is cancelled (none is
+// due), and their callbacks are gone when it returns.
+TEST(CancelAllTest, CancelsATimersBucketInTheMiddleOfItsCascade) {
+  const int timers = kSanitized ? 20'000 : 100'000;
+  const int rounds = kSanitized ? 3 : 8;
+  for (int round = 0; round < rounds; ++round) {
+    std::atomic<int64_t> destroyed{0};
+    std::atomic<int> ran{0};
+    auto clock = std::make_shared<ManualClock>();
+    Options options = DefaultOptions();
+    options.clock = clock;
+    options.workers = 1;
+    auto wheel = TimingWheel::Create(std::move(options)).value();
+    std::vector<Timer> handles;
+    handles.reserve(timers);
+    for (int i = 0; i < timers; ++i) {
+      handles.push_back(
+          wheel
+              ->AfterFunc(absl::Milliseconds(16000 + i % 400),
+                          [counter = DestructionCounter(&destroyed), &ran] {
+                            ran.fetch_add(1);
+                          })
+              .value());
+    }
+    clock->Advance(absl::Milliseconds(15600));  // the cascade starts
+    // Let it get going, a little differently each round.
+    for (int i = 0; i < round * 50; ++i) std::this_thread::yield();
+    EXPECT_EQ(wheel->CancelAll(), timers) << "round " << round;
+    EXPECT_EQ(destroyed.load(), timers) << "round " << round;
+    wheel->WaitIdle();
+    clock->Advance(absl::Seconds(5));
+    wheel->WaitIdle();
+    EXPECT_EQ(ran.load(), 0);
+    EXPECT_EQ(wheel->Pending(), 0);
+  }
 }
 
 TEST_F(TimingWheelTest, HandlesStaySafeAfterTheWheelIsDestroyed) {

@@ -17,7 +17,10 @@
 // returned by a concurrent Close; on_thread_start runs first on each worker
 // with its number; the queue gives back its spare chunks beyond
 // TaskQueue::kKeptChunks when a burst drains (through WorkerPoolTestPeer, a
-// friend of WorkerPool; task_queue_test covers the queue itself).
+// friend of WorkerPool; task_queue_test covers the queue itself);
+// ForEachTask sees every task queued, stashed or handed off, and the ones
+// taken as taken until `done` is called for them, once each, after their
+// run; Submit can leave the executor's hand-offs to its caller.
 //
 // Tasks carry fake node pointers: the pool never dereferences them, it only
 // hands them to the RunFn of the test. Every wait is bounded.
@@ -903,6 +906,93 @@ TEST(WorkerPoolTest, OnThreadStartRunsFirstOnEachWorkerWithItsNumber) {
   MutexLock lock(&mu);
   EXPECT_EQ(names, (std::set<std::string>{"tw-worker-0", "tw-worker-1",
                                           "tw-worker-2"}));
+}
+
+// The tasks ForEachTask visits, by index, taken ones apart.
+struct Visited {
+  std::vector<int> waiting;
+  std::vector<int> taken;
+};
+Visited Visit(WorkerPool* pool) {
+  Visited visited;
+  pool->ForEachTask([&](const WorkerPool::Task& task, bool taken) {
+    (taken ? visited.taken : visited.waiting).push_back(IndexOf(task.node));
+  });
+  return visited;
+}
+
+TEST(WorkerPoolTest, ForEachTaskSeesTakenTasksUntilDoneAfterTheirRun) {
+  Gate gate;
+  Event first_runs;
+  std::atomic<int> ran{0};
+  Mutex mu{LockRank::kOutsideLibrary};
+  std::vector<std::pair<int, int>> done_after;  // (task, runs before it)
+  WorkerPool pool(
+      1,
+      [&](const WorkerPool::Task& task, int) {
+        if (IndexOf(task.node) == 0) {
+          first_runs.Notify();
+          gate.Pass();
+        }
+        ran.fetch_add(1);
+      },
+      [] {}, nullptr,
+      [&](const WorkerPool::Task& task) {
+        MutexLock lock(&mu);
+        done_after.push_back({IndexOf(task.node), ran.load()});
+      });
+  ASSERT_TRUE(pool.Start().ok());
+  PoolCloser closer(&pool);
+  std::vector<WorkerPool::Task> batch = MakeTasks(5);
+  ASSERT_TRUE(pool.Submit(&batch));
+  ASSERT_TRUE(first_runs.Wait());
+  Visited visited = Visit(&pool);
+  EXPECT_THAT(visited.taken, ElementsAreArray({0}));
+  EXPECT_THAT(visited.waiting, UnorderedElementsAreArray({1, 2, 3, 4}));
+  gate.Open();
+  ASSERT_TRUE(Eventually([&] { return pool.Outstanding() == 0; }));
+  visited = Visit(&pool);
+  EXPECT_TRUE(visited.taken.empty());
+  EXPECT_TRUE(visited.waiting.empty());
+  MutexLock lock(&mu);
+  ASSERT_EQ(done_after.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(done_after[i].first, i) << "done once each, in run order";
+    EXPECT_EQ(done_after[i].second, i + 1) << "after its own run";
+  }
+}
+
+TEST(WorkerPoolTest, ExecutorModeForEachTaskSeesHandedOffAndRunningTasks) {
+  std::vector<uint64_t> ids;
+  std::unique_ptr<WorkerPool> pool;
+  Visited during;
+  std::atomic<int> done{0};
+  pool = std::make_unique<WorkerPool>(
+      [&](const WorkerPool::Task& task, int) {
+        if (IndexOf(task.node) == 1) during = Visit(pool.get());
+      },
+      [&](uint64_t id) { ids.push_back(id); },
+      [&](const WorkerPool::Task&) { done.fetch_add(1); });
+  std::vector<WorkerPool::Task> batch = MakeTasks(3);
+  // Left to the caller: nothing is handed off until it says so.
+  std::vector<uint64_t> hand_offs;
+  ASSERT_TRUE(pool->Submit(&batch, &hand_offs));
+  EXPECT_EQ(hand_offs.size(), 3u);
+  EXPECT_TRUE(ids.empty());
+  Visited before = Visit(pool.get());
+  EXPECT_THAT(before.waiting, UnorderedElementsAreArray({0, 1, 2}));
+  pool->HandOff(hand_offs);
+  ASSERT_EQ(ids.size(), 3u);
+  pool->RunHandedOff(ids[1]);
+  EXPECT_THAT(during.taken, ElementsAreArray({1}));
+  EXPECT_THAT(during.waiting, UnorderedElementsAreArray({0, 2}));
+  EXPECT_EQ(done.load(), 1);
+  pool->RunHandedOff(ids[0]);
+  pool->RunHandedOff(ids[2]);
+  EXPECT_EQ(done.load(), 3);
+  EXPECT_TRUE(Visit(pool.get()).waiting.empty());
+  pool->Close();
+  pool->Join();
 }
 
 TEST(WorkerPoolTest, SetCurrentThreadNameTruncatesToFifteenCharacters) {

@@ -172,7 +172,9 @@ struct Stats {
   int64_t scheduled = 0;  // arms: AfterFunc, Every, Reset of an unarmed timer
   int64_t fired = 0;      // callbacks started (each run of a periodic timer)
   int64_t stopped = 0;    // Stop() calls that returned true
-  int64_t cancelled = 0;  // pending timers cancelled by Shutdown()
+  // Pending timers cancelled by Shutdown() and CancelAll() (a periodic timer
+  // whose re-arm was cancelled while its callback ran included).
+  int64_t cancelled = 0;
   int64_t callbacks_thrown = 0;    // callbacks that threw (caught)
   int64_t schedulers_thrown = 0;   // ScheduleFunc schedulers that threw
   int64_t executor_threw = 0;      // calls of Options::executor that threw

@@ -49,7 +49,8 @@
 //     a run in progress of a periodic timer goes on); after its Reset()
 //     returned, Pending() is true (unless the timer was cancelled or the
 //     wheel is shut down), until the timer starts its callback or is stopped
-//     or reset by someone else;
+//     or reset by someone else; a timer that its CancelAll() counted is
+//     kCancelled (kRunning while its run goes on), for good;
 //   * a run ends a little after the callback's last statement: a thread that
 //     learned from the callback that it ran may still see kRunning (or, for a
 //     periodic timer, the arm of the run in progress). WaitIdle() on a
@@ -98,8 +99,8 @@ enum class TimerState {
   // std::nullopt (ExponentialBackoff: max_attempts ran out), a delay past
   // the supported range, or threw.
   kEnded,
-  // Shutdown() cancelled it: its callback never runs again and is
-  // destroyed, and it stays cancelled (Reset returns false and arms
+  // CancelAll() or Shutdown() cancelled it: its callback never runs again
+  // and is destroyed, and it stays cancelled (Reset returns false and arms
   // nothing).
   kCancelled,
 };
@@ -135,9 +136,12 @@ class TIMINGWHEEL_EXPORT Timer {
   // as possible, still on a worker thread).
   //
   // Returns true if the timer was pending (as for Stop), false if it had fired
-  // or been stopped. Either way it is armed again, unless the wheel is shut
-  // down or gone, or the handle refers to nothing (then false and nothing is
-  // armed). A periodic timer fires after `d`, then keeps its period.
+  // or been stopped. Either way it is armed again, unless it was cancelled
+  // (CancelAll, Shutdown: a cancelled timer stays cancelled), the wheel is
+  // shut down or gone, or the handle refers to nothing (then false and
+  // nothing is armed). A periodic timer fires after `d`, then keeps its
+  // period. While a CancelAll() of its wheel is under way, Reset waits for
+  // it to finish.
   // A timer whose callback is running is re-armed when the callback returns,
   // so runs of one timer never overlap.
   //

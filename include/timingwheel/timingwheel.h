@@ -39,8 +39,10 @@
 // -----------------
 // Who runs what (thread names with the default Options::thread_name_prefix):
 //   * callers (any thread, callbacks included): AfterFunc, Every, At, Stop,
-//     Reset, the Timer queries, Pending, Shutdown. They never wait for the
-//     wheel's threads, except Shutdown, which joins them.
+//     Reset, the Timer queries, Pending, CancelAll, Shutdown. They never wait
+//     for the wheel's threads, except Shutdown, which joins them, and
+//     CancelAll, which waits for the advancer to finish the chunk of timers
+//     it is moving (up to 1024) and for the Resets in flight.
 //   * `tw-poller`: sleeps on the clock until the delay queue's head bucket is
 //     due, then hands the due buckets to the advancer.
 //   * `tw-advancer`: moves every level's current time to the bucket's
@@ -65,7 +67,9 @@
 //   * the destructor of a callback (and of what it captured): where the
 //     timer's last reference goes: the thread that drops the last Timer
 //     handle, the worker after the last run, the advancer for a stopped
-//     timer, or the thread of the Shutdown that cancelled it;
+//     timer; or the thread of the Shutdown or CancelAll that cancelled it
+//     (the worker, once the run returned, for a timer cancelled while its
+//     callback ran);
 //   * Options::executor: the advancer, or a thread whose AfterFunc, Reset or
 //     callback made a timer due at once; a task it destroys unrun: wherever
 //     it destroys it;
@@ -80,7 +84,7 @@
 // What each may call on a wheel (this one or another):
 //   * everything except WaitIdle, from all of them but the last two:
 //     AfterFunc, Every, At, ScheduleFunc, the Timer and ScopedTimer
-//     operations, Pending, GetStats; none waits for the wheel's threads.
+//     operations, Pending, GetStats, CancelAll; none waits for your code.
 //   * Shutdown, and destroying the TimingWheel, from all of them but the
 //     last two. The first Shutdown cancels and counts the pending timers,
 //     joins the wheel's threads except the caller's own (which exits once
@@ -242,6 +246,26 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // Idempotent; thread-safe, also from callbacks. Later calls to any member
   // return at once (AfterFunc: FailedPrecondition).
   int64_t Shutdown();
+
+  // Cancels every pending timer, periodic ones included, and keeps the wheel
+  // running: new timers, and Reset of timers not cancelled, work as before.
+  // A cancelled timer's callback never starts again and is destroyed before
+  // CancelAll returns, and the timer stays cancelled (State() kCancelled;
+  // Stop and Reset return false, Reset arms nothing); a periodic timer whose
+  // callback is running finishes that run, is not armed again, and its
+  // callback is destroyed when the run returns. Returns how many it
+  // cancelled (counted in Stats::cancelled too).
+  //
+  // Exact under races, as Stop is: the timer's state decides, so a timer is
+  // cancelled by one CancelAll or stopped by one Stop, never both, and a
+  // one-shot timer whose callback started is not counted. A timer pending
+  // for the whole call is cancelled by it; one made, reset or armed again by
+  // its schedule during the call may or may not be. It waits for the Resets
+  // in flight, and Resets wait while it looks for the pending timers; it
+  // does not wait for running callbacks. 0 once Shutdown has begun (Shutdown
+  // cancels and counts the pending timers). Thread-safe, also from
+  // callbacks.
+  int64_t CancelAll();
 
   // Runs `f` once on a worker at the point `when` of std::chrono::steady_clock
   // (Asio's `expires_at`): never before it, at the first whole tick at or
