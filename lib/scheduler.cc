@@ -65,7 +65,9 @@ class BackoffScheduler : public Scheduler {
     if (options_.max_attempts > 0 && attempts_ >= options_.max_attempts) {
       return std::nullopt;
     }
-    ++attempts_;
+    if (attempts_++ == 0 && options_.first_attempt_at_once) {
+      return absl::ZeroDuration();
+    }
     std::uniform_real_distribution<double> factor(1.0 - options_.jitter,
                                                   1.0 + options_.jitter);
     const absl::Duration delay = delay_ * factor(random_);

@@ -111,15 +111,24 @@ TEST_F(TimerHeaderExample, CallbackStopsItsOwnTimer) {
 // the test's reads.
 int connect_attempts = 0;
 bool TryConnect() { return ++connect_attempts == 3; }
+int give_ups = 0;
+void GiveUp() { ++give_ups; }
 
 absl::Status ConnectWithRetries(TimingWheel* wheel) {
   timingwheel::BackoffOptions backoff;
   backoff.initial = absl::Milliseconds(100);
   backoff.max = absl::Seconds(10);
   backoff.max_attempts = 8;
-  absl::StatusOr<timingwheel::Timer> retry =
-      wheel->ScheduleFunc(timingwheel::ExponentialBackoff(backoff), [] {
-        if (TryConnect()) timingwheel::Timer::Current().Stop();
+  backoff.first_attempt_at_once = true;  // try now, then back off
+  absl::StatusOr<timingwheel::Timer> retry = wheel->ScheduleFunc(
+      timingwheel::ExponentialBackoff(backoff),
+      [max_attempts = backoff.max_attempts] {
+        timingwheel::Timer self = timingwheel::Timer::Current();
+        if (TryConnect()) {
+          self.Stop();  // done: State() becomes kStopped
+        } else if (self.Runs() == max_attempts) {
+          GiveUp();  // the last attempt failed: State() becomes kEnded
+        }
       });
   if (!retry.ok()) return retry.status();
   return absl::OkStatus();
@@ -144,6 +153,7 @@ TEST_F(SchedulerHeaderExample, BackoffEndsOnceConnected) {
   ASSERT_TRUE(ConnectWithRetries(wheel_.get()).ok());
   for (int second = 0; second < 60; ++second) Advance(absl::Seconds(1));
   EXPECT_EQ(connect_attempts, 3);
+  EXPECT_EQ(give_ups, 0);
   EXPECT_EQ(wheel_->Pending(), 0);
 }
 

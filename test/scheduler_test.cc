@@ -4,10 +4,13 @@
 // scheduler_test.cc: the schedules of scheduler.h and ScheduleFunc.
 // FixedRate keeps its phase and skips missed runs; FixedDelay counts from the
 // end of a run; ExponentialBackoff grows, caps, jitters within its bounds and
-// ends after max_attempts. Through a ManualClock wheel: runs happen exactly at
-// the deadlines a scheduler returns, a schedule that ends leaves nothing
-// pending, Stop and Reset work as for Every, a user's own scheduler is called
-// with the previous deadline and the time, and bad input is an error.
+// ends after max_attempts, and with first_attempt_at_once makes its first
+// attempt at once. Through a ManualClock wheel: runs happen exactly at the
+// deadlines a scheduler returns, a schedule that ends leaves nothing pending
+// (State() kEnded), Stop and Reset work as for Every, a user's own scheduler
+// is called with the previous deadline and the time, a backoff's callback
+// knows its attempt (Timer::Current().Runs()) and the handle tells how the
+// retries ended, and bad input is an error.
 
 #include "timingwheel/scheduler.h"
 
@@ -101,6 +104,26 @@ TEST(ExponentialBackoffTest, GrowsCapsAndEnds) {
   }
   EXPECT_THAT(delays,
               ElementsAre(Ms(100), Ms(300), Ms(900), Ms(1000), Ms(1000)));
+}
+
+TEST(ExponentialBackoffTest, FirstAttemptAtOnceThenTheSameDelays) {
+  BackoffOptions options;
+  options.initial = Ms(100);
+  options.max = Ms(1000);
+  options.multiplier = 3;
+  options.jitter = 0;
+  options.max_attempts = 4;
+  options.first_attempt_at_once = true;
+  std::unique_ptr<Scheduler> backoff = ExponentialBackoff(options).value();
+  std::vector<absl::Duration> delays;
+  for (int i = 0; i < 6; ++i) {
+    std::optional<absl::Duration> next = Ask(*backoff, 0, 0);
+    if (!next.has_value()) break;
+    delays.push_back(*next);
+  }
+  // Four attempts in all, the first of them at once.
+  EXPECT_THAT(delays,
+              ElementsAre(absl::ZeroDuration(), Ms(100), Ms(300), Ms(900)));
 }
 
 TEST(ExponentialBackoffTest, JitterStaysWithinItsBoundsAndSeedsRepeat) {
@@ -253,6 +276,66 @@ TEST_F(ScheduleFuncTest, RunsExactlyAfterTheDelaysReturnedUntilTheEnd) {
   EXPECT_EQ(calls[3].previous_deadline, Ms(30));
   EXPECT_EQ(wheel_->Pending(), 0);
   EXPECT_FALSE(timer->Stop());
+}
+
+// Backoff without jitter: 10, 20, 40 ms ... between attempts.
+BackoffOptions Retries(int max_attempts, bool first_at_once) {
+  BackoffOptions options;
+  options.initial = Ms(10);
+  options.max = Ms(1000);
+  options.jitter = 0;
+  options.max_attempts = max_attempts;
+  options.first_attempt_at_once = first_at_once;
+  return options;
+}
+
+TEST_F(ScheduleFuncTest, BackoffAttemptsKnowTheirNumberAndEndAfterTheLast) {
+  std::vector<int64_t> attempts;  // written by the one worker, read after
+  Timer retry =
+      wheel_
+          ->ScheduleFunc(ExponentialBackoff(Retries(3, false)),
+                         [&] {
+                           attempts.push_back(Timer::Current().Runs());
+                           ++runs_;
+                         })
+          .value();
+  RunUntil(200);
+  EXPECT_THAT(run_times_, ElementsAre(10, 30, 70));
+  EXPECT_THAT(attempts, ElementsAre(1, 2, 3));
+  // max_attempts ran out: the schedule ended.
+  EXPECT_EQ(retry.State(), TimerState::kEnded);
+  EXPECT_EQ(retry.Runs(), 3);
+  EXPECT_FALSE(retry.Pending());
+}
+
+TEST_F(ScheduleFuncTest, BackoffFirstAttemptAtOnceRunsOnAWorkerAtOnce) {
+  Timer retry = wheel_
+                    ->ScheduleFunc(ExponentialBackoff(Retries(3, true)),
+                                   [this] { ++runs_; })
+                    .value();
+  WaitIdle();
+  EXPECT_EQ(runs_.load(), 1) << "the first attempt waits for no tick";
+  seen_ = 1;
+  RunUntil(100);
+  EXPECT_THAT(run_times_, ElementsAre(10, 30));  // then 10 ms, then 20 ms
+  EXPECT_EQ(retry.State(), TimerState::kEnded);
+  EXPECT_EQ(retry.Runs(), 3);
+}
+
+TEST_F(ScheduleFuncTest, BackoffThatSucceedsStopsItselfAndSaysSo) {
+  Timer retry = wheel_
+                    ->ScheduleFunc(ExponentialBackoff(Retries(5, false)),
+                                   [this] {
+                                     // The second attempt succeeds.
+                                     if (++runs_ == 2) {
+                                       Timer::Current().Stop();
+                                     }
+                                   })
+                    .value();
+  RunUntil(200);
+  EXPECT_THAT(run_times_, ElementsAre(10, 30));
+  EXPECT_EQ(retry.State(), TimerState::kStopped);
+  EXPECT_EQ(retry.Runs(), 2);
 }
 
 TEST_F(ScheduleFuncTest, FixedRateRunsEveryPeriodAndStopEndsIt) {

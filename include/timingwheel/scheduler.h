@@ -19,11 +19,22 @@
 //   backoff.initial = absl::Milliseconds(100);
 //   backoff.max = absl::Seconds(10);
 //   backoff.max_attempts = 8;
+//   backoff.first_attempt_at_once = true;  // try now, then back off
 //   absl::StatusOr<timingwheel::Timer> retry = wheel->ScheduleFunc(
-//       timingwheel::ExponentialBackoff(backoff), [] {
-//         if (TryConnect()) timingwheel::Timer::Current().Stop();
+//       timingwheel::ExponentialBackoff(backoff),
+//       [max_attempts = backoff.max_attempts] {
+//         timingwheel::Timer self = timingwheel::Timer::Current();
+//         if (TryConnect()) {
+//           self.Stop();  // done: State() becomes kStopped
+//         } else if (self.Runs() == max_attempts) {
+//           GiveUp();  // the last attempt failed: State() becomes kEnded
+//         }
 //       });
 //   if (!retry.ok()) return retry.status();
+//
+// A handle tells the outcome afterwards too: retry->State() is kStopped
+// (succeeded), kEnded (max_attempts ran out) or kCancelled, and
+// retry->Runs() the attempts made.
 //
 // Your own: NextDelay returns a DELAY from now, never a time. Every second
 // while the queue is busy, otherwise every 10 seconds:
@@ -109,11 +120,18 @@ struct BackoffOptions {
   double jitter = 0.2;
   int max_attempts = 0;  // runs before the timer ends; 0 = unlimited; >= 0
   uint64_t seed = 0;     // 0 = a random seed
+  // The first run at once (as AfterFunc(0)) instead of about `initial`
+  // after ScheduleFunc; the delays after it are as without: about initial,
+  // initial * multiplier, ... It counts in max_attempts.
+  bool first_attempt_at_once = false;
 };
 
 // Runs initial * multiplier^attempt (attempt 0, 1, ...), capped at `max`,
 // times the jitter factor, capped at `max` again, after the previous run
-// returned; the first run about `initial` after ScheduleFunc.
+// returned; the first run about `initial` after ScheduleFunc, or at once
+// with `first_attempt_at_once`. After max_attempts runs the timer ends
+// (Timer::State() kEnded); in a run, Timer::Current().Runs() is the attempt
+// number, 1 for the first.
 // Errors: InvalidArgument naming the field unless `initial` is finite and > 0,
 // `max` finite and >= initial, `multiplier` finite and >= 1, `jitter` in
 // [0, 1], and `max_attempts` >= 0.

@@ -3,12 +3,14 @@
 //
 // Example: retrying an operation with exponential backoff and jitter.
 //
-// ScheduleFunc with ExponentialBackoff runs the attempt after 10 ms, then
-// 20 ms, 40 ms, ... (capped, each +-20% jitter) until it succeeds (the
-// callback stops its own timer) or max_attempts is reached (the schedule
-// ends). Run by ctest as example_retry_backoff.
+// ScheduleFunc with ExponentialBackoff makes the first attempt at once, then
+// retries after 10 ms, 20 ms, 40 ms, ... (capped, each +-20% jitter) until it
+// succeeds (the callback stops its own timer) or max_attempts is reached (the
+// schedule ends). The callback learns which attempt it is from
+// Timer::Current().Runs(); afterwards the handle's State() says how it ended:
+// kStopped (it succeeded) or kEnded (max_attempts ran out). Run by ctest as
+// example_retry_backoff.
 
-#include <atomic>
 #include <cstdio>
 #include <future>
 
@@ -31,22 +33,27 @@ int main() {
   backoff.initial = absl::Milliseconds(10);
   backoff.max = absl::Seconds(5);
   backoff.max_attempts = 8;
-  backoff.seed = 42;  // reproducible jitter for the example
+  backoff.first_attempt_at_once = true;  // try now, back off after a failure
+  backoff.seed = 42;                     // reproducible jitter for the example
 
-  std::atomic<int> attempts{0};
   std::promise<void> connected;
   auto retry =
       wheel->ScheduleFunc(timingwheel::ExponentialBackoff(backoff), [&] {
-        if (TryConnect(++attempts) && timingwheel::Timer::Current().Stop()) {
+        timingwheel::Timer self = timingwheel::Timer::Current();
+        if (TryConnect(static_cast<int>(self.Runs())) && self.Stop()) {
           connected.set_value();
         }
       });
   if (!retry.ok()) return 1;
 
   connected.get_future().wait();
-  std::printf("connected after %d attempts, pending=%lld\n", attempts.load(),
+  wheel->WaitIdle();  // the last attempt's run is over: its state is final
+  const bool succeeded = retry->State() == timingwheel::TimerState::kStopped;
+  std::printf("%s after %lld attempts, pending=%lld\n",
+              succeeded ? "connected" : "gave up",
+              static_cast<long long>(retry->Runs()),
               static_cast<long long>(wheel->Pending()));
-  const bool ok = attempts == 3 && wheel->Pending() == 0;
+  const bool ok = succeeded && retry->Runs() == 3 && wheel->Pending() == 0;
   wheel->Shutdown();
   return ok ? 0 : 1;
 }
