@@ -173,11 +173,26 @@ struct LevelPlacement {
   int64_t release_tick = 0;  // ReleaseTick(bucket_tick)
 };
 
+// Division by a level's tick width and by wheel_size with the compiler's
+// `/` and `%`: what PlaceInLevel uses unless it is given core/divider.h's
+// precomputed reciprocals (which the single-owner core keeps per level).
+struct PlainDivision {
+  int64_t divisor;
+  constexpr int64_t Floor(int64_t n) const { return n / divisor; }
+  constexpr int64_t Remainder(int64_t n) const { return n % divisor; }
+};
+
 // Where a timer expiring at `expiration_tick` goes in `level`, whose current
 // tick is `current_tick` (a multiple of its tick width): the rules above.
+// `by_width` and `by_size` divide a non-negative tick by the level's tick
+// width and by wheel_size (Floor, Remainder): only ticks ahead of
+// `current_tick` >= 0 are divided.
+template <class Division>
 constexpr LevelPlacement PlaceInLevel(const LevelGeometry& level,
                                       int64_t current_tick,
-                                      int64_t expiration_tick) {
+                                      int64_t expiration_tick,
+                                      const Division& by_width,
+                                      const Division& by_size) {
   const int64_t ahead = expiration_tick - current_tick;
   if (level.is_level0()) {
     if (ahead <= 0) return {Fit::kDue};
@@ -189,10 +204,17 @@ constexpr LevelPlacement PlaceInLevel(const LevelGeometry& level,
     if (ahead - level.tick_width >= level.span) return {Fit::kHigher};
     fit = Fit::kPastSpan;
   }
-  const int64_t id = expiration_tick / level.tick_width;
+  const int64_t id = by_width.Floor(expiration_tick);
   const int64_t bucket_tick = id * level.tick_width;
-  return {fit, static_cast<int>(id % level.wheel_size), id, bucket_tick,
+  return {fit, static_cast<int>(by_size.Remainder(id)), id, bucket_tick,
           ReleaseTick(level, bucket_tick)};
+}
+constexpr LevelPlacement PlaceInLevel(const LevelGeometry& level,
+                                      int64_t current_tick,
+                                      int64_t expiration_tick) {
+  return PlaceInLevel(level, current_tick, expiration_tick,
+                      PlainDivision{level.tick_width},
+                      PlainDivision{level.wheel_size});
 }
 
 // The level (0 for the lowest) a timer expiring at `expiration_tick` lands

@@ -9,11 +9,13 @@ namespace timingwheel::internal {
 
 WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick)
     : geometry(geometry),
-      current_tick(geometry.CurrentAt(now_tick)),
+      by_width(geometry.tick_width),
+      current_tick(by_width.Floor(now_tick) * geometry.tick_width),
       buckets(std::make_unique<CoreBucket[]>(
           static_cast<size_t>(geometry.wheel_size))) {}
 
-WheelCore::WheelCore(int wheel_size) : wheel_size_(wheel_size) {
+WheelCore::WheelCore(int wheel_size)
+    : wheel_size_(wheel_size), by_size_(wheel_size) {
   levels_.emplace_back(GeometryFor(1, wheel_size_), now_tick_);
 }
 
@@ -39,7 +41,8 @@ bool WheelCore::Place(CoreNode* node) {
     }
     Level& level = levels_[k];
     const LevelPlacement place =
-        PlaceInLevel(level.geometry, level.current_tick, node->expiration_tick);
+        PlaceInLevel(level.geometry, level.current_tick, node->expiration_tick,
+                     level.by_width, by_size_);
     if (place.fit == Fit::kDue) return false;
     // kLower cannot happen: a lower level found it past its span and the
     // one bucket after it, which is at least this level's tick width ahead.
@@ -65,7 +68,8 @@ void WheelCore::MoveTo(int64_t tick) {
   if (tick <= now_tick_) return;
   now_tick_ = tick;
   for (Level& level : levels_) {
-    level.current_tick = level.geometry.CurrentAt(now_tick_);
+    level.current_tick =
+        level.by_width.Floor(now_tick_) * level.geometry.tick_width;
   }
 }
 

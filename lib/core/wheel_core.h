@@ -26,9 +26,10 @@
 // before the wheel's tick: only then does it leave the wheel.
 //
 // Costs: Add is O(levels) to find the level, O(log buckets) when it queues a
-// bucket; Remove is O(1); Advance is O(buckets released * log) plus O(1) per
-// timer moved. NextRelease tells the owner when to call Advance next: never
-// for a tick in which no bucket is due.
+// bucket, and divides by no instruction (core/divider.h); Remove is O(1);
+// Advance is O(buckets released * log) plus O(1) per timer moved. NextRelease
+// tells the owner when to call Advance next: never for a tick in which no
+// bucket is due.
 //
 // Thread-safety: thread-compatible; the owner's alone.
 
@@ -41,6 +42,7 @@
 #include <vector>
 
 #include "core/bucket_list.h"
+#include "core/divider.h"
 #include "core/placement.h"
 #include "core/release_queue.h"
 
@@ -90,6 +92,7 @@ class WheelCore {
   struct Level {
     explicit Level(const LevelGeometry& geometry, int64_t now_tick);
     LevelGeometry geometry;
+    Divider by_width;      // divides by geometry.tick_width
     int64_t current_tick;  // geometry.CurrentAt(the wheel's tick)
     std::unique_ptr<CoreBucket[]> buckets;
   };
@@ -101,6 +104,7 @@ class WheelCore {
   void MoveTo(int64_t tick);
 
   const int wheel_size_;
+  const Divider by_size_;  // divides by wheel_size_
   int64_t now_tick_ = 0;
   int64_t size_ = 0;
   std::vector<Level> levels_;
