@@ -50,8 +50,8 @@
 //                              N timers pending at (i % 10000) ms, firing
 //                              as the loop takes its turns; one op =
 //                              AfterFunc(1 s) + Stop (cached:0, the clock
-//                              read per call) or AtClockTime(the loop's
-//                              cached time + 1 s) + Stop (cached:1).
+//                              read per call) or At(the loop's cached
+//                              time + 1 s) + Stop (cached:1).
 //   BM_LoopFire                1M timers due over 1 s, run by a loop that
 //                              sleeps for TimeUntilNext, then RunDue:
 //                              lateness in ticks, early fires, lost timers,
@@ -88,6 +88,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -214,12 +215,17 @@ class Loop {
     wheel_ = *std::move(wheel);
   }
 
-  Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f) {
-    return Adopt(wheel_->AfterFunc(d, std::move(f)));
+  // The callable goes to the wheel as it is (kept inline in its node), as
+  // a LoopWheel user's lambda does.
+  template <class F>
+  Handle AfterFunc(absl::Duration d, F&& f) {
+    return Adopt(wheel_->AfterFunc(d, std::forward<F>(f)));
   }
-  Handle AtNs(int64_t steady_ns, absl::AnyInvocable<void()> f) {
-    return Adopt(
-        wheel_->AtClockTime(absl::Nanoseconds(steady_ns), std::move(f)));
+  template <class F>
+  Handle AtNs(int64_t steady_ns, F&& f) {
+    return Adopt(wheel_->At(std::chrono::steady_clock::time_point(
+                                std::chrono::nanoseconds(steady_ns)),
+                            std::forward<F>(f)));
   }
   std::optional<absl::Duration> TimeUntilNext() {
     return wheel_->TimeUntilNext();
@@ -726,9 +732,10 @@ void BM_Idle(benchmark::State& state) {
 // drives them.
 //
 // BM_LoopAfterFuncStop: N timers pending at (i % 10000) ms; one op is
-// AfterFunc(1 s) + Stop (cached:0, which reads the clock) or AtClockTime(the
-// loop's time + 1 s) + Stop (cached:1: the loop passes the time it read at
-// the start of its turn, as a loop that handles a batch of events does).
+// AfterFunc(1 s) + Stop (cached:0, which reads the clock) or At(the loop's
+// steady_clock time + 1 s) + Stop (cached:1: the loop passes the time it
+// read at the start of its turn, as a loop that handles a batch of events
+// does).
 // Every kLoopTurnOps ops the loop takes a turn: it reads the clock once and
 // runs what is due by then (RunDueAt), so that the N timers fire meanwhile,
 // as in BM_AfterFuncStop_Firing, and the cached time stays fresh.

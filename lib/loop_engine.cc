@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <sstream>
 #include <string>
@@ -27,10 +28,13 @@ absl::StatusOr<LoopEngine*> LoopEngine::Create(LoopOptions options) {
 
 LoopEngine::LoopEngine(LoopOptions options)
     : time_(std::move(options.clock), options.tick),
+      origin_ns_(absl::ToInt64Nanoseconds(time_.origin())),
+      by_tick_(time_.tick_ns()),
+      max_deadline_ns_(kMaxTick / time_.tick_ns() * time_.tick_ns()),
       max_pending_(options.max_pending),
       core_(options.wheel_size) {}
 
-void LoopEngine::CheckThread(const char* what) {
+void LoopEngine::CheckThreadSlow(const char* what) {
 #ifndef NDEBUG
   const std::thread::id self = std::this_thread::get_id();
   if (owner_ == std::thread::id()) owner_ = self;
@@ -59,15 +63,15 @@ void LoopEngine::CloseAndRelease() {
     auto* node = static_cast<LoopNode*>(core_node);
     node->in_due = false;
     node->state = LoopNode::State::kCancelled;
-    node->callback = nullptr;
+    const LoopCallbackOps* ops = std::exchange(node->ops, nullptr);
+    ops->destroy(node->callable());
     Unref(node);  // the wheel's
   }
   UnrefEngine();
 }
 
-absl::Status LoopEngine::CheckNew(const absl::AnyInvocable<void()>& f,
-                                  const char* caller) const {
-  if (!f) {
+absl::Status LoopEngine::CheckNew(LoopCallbackRef f, const char* caller) const {
+  if (f.ops == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(caller, ": the callback is empty; pass a callable"));
   }
@@ -85,8 +89,9 @@ absl::Status LoopEngine::CheckNew(const absl::AnyInvocable<void()>& f,
   return absl::OkStatus();
 }
 
-absl::StatusOr<LoopNode*> LoopEngine::ScheduleAfter(
-    absl::Duration d, absl::AnyInvocable<void()> f, const char* caller) {
+absl::StatusOr<LoopTimer> LoopEngine::ScheduleAfter(absl::Duration d,
+                                                    LoopCallbackRef f,
+                                                    const char* caller) {
   if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         caller, ": duration is ", absl::FormatDuration(d),
@@ -96,11 +101,32 @@ absl::StatusOr<LoopNode*> LoopEngine::ScheduleAfter(
   absl::StatusOr<int64_t> deadline =
       time_.DeadlineAfter(time_.NowNs(), d, caller);
   if (!deadline.ok()) return deadline.status();
-  return NewArmed(std::move(f), nullptr, *deadline, caller);
+  return NewArmed(f, nullptr, *deadline);
 }
 
-absl::StatusOr<LoopNode*> LoopEngine::ScheduleAt(absl::Duration when,
-                                                 absl::AnyInvocable<void()> f,
+absl::StatusOr<LoopTimer> LoopEngine::ScheduleSteady(int64_t steady_ns,
+                                                     LoopCallbackRef f) {
+  if (!time_.steady()) {
+    return absl::InvalidArgumentError(
+        "At: the time point is steady_clock's, but this wheel's clock is not "
+        "SteadyClock(); give AtClockTime a time of the wheel's own clock "
+        "(as its Now() returns it)");
+  }
+  if (absl::Status status = CheckNew(f, "At"); !status.ok()) return status;
+  int64_t deadline_ns;
+  if (__builtin_sub_overflow(steady_ns, origin_ns_, &deadline_ns)) {
+    // Far in the past: due at once. (Far in the future: out of range.)
+    deadline_ns = steady_ns < 0 ? std::numeric_limits<int64_t>::min()
+                                : std::numeric_limits<int64_t>::max();
+  }
+  if (deadline_ns > max_deadline_ns_) {
+    return time_.DeadlineAt(absl::Nanoseconds(steady_ns), "At").status();
+  }
+  return NewArmed(f, nullptr, deadline_ns);
+}
+
+absl::StatusOr<LoopTimer> LoopEngine::ScheduleAt(absl::Duration when,
+                                                 LoopCallbackRef f,
                                                  const char* caller) {
   if (when == absl::InfiniteDuration() || when == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(caller, ": time is ",
@@ -110,11 +136,11 @@ absl::StatusOr<LoopNode*> LoopEngine::ScheduleAt(absl::Duration when,
   if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
   absl::StatusOr<int64_t> deadline = time_.DeadlineAt(when, caller);
   if (!deadline.ok()) return deadline.status();
-  return NewArmed(std::move(f), nullptr, *deadline, caller);
+  return NewArmed(f, nullptr, *deadline);
 }
 
-absl::StatusOr<LoopNode*> LoopEngine::SchedulePeriodic(
-    std::unique_ptr<Scheduler> scheduler, absl::AnyInvocable<void()> f,
+absl::StatusOr<LoopTimer> LoopEngine::SchedulePeriodic(
+    std::unique_ptr<Scheduler> scheduler, LoopCallbackRef f,
     const char* caller) {
   if (scheduler == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -133,26 +159,36 @@ absl::StatusOr<LoopNode*> LoopEngine::SchedulePeriodic(
   absl::StatusOr<int64_t> deadline =
       time_.DeadlineAfter(now_ns, *first, caller);
   if (!deadline.ok()) return deadline.status();
-  return NewArmed(std::move(f), std::move(scheduler), *deadline, caller);
+  return NewArmed(f, std::move(scheduler), *deadline);
 }
 
-absl::StatusOr<LoopNode*> LoopEngine::NewArmed(
-    absl::AnyInvocable<void()> f, std::unique_ptr<Scheduler> scheduler,
-    int64_t deadline_ns, const char* /*caller*/) {
-  auto* node = new (nodes_.Allocate())
-      LoopNode(this, std::move(f), std::move(scheduler));
+LoopTimer LoopEngine::NewArmed(LoopCallbackRef f,
+                               std::unique_ptr<Scheduler> scheduler,
+                               int64_t deadline_ns) {
+  LoopNode* node;
+  if (scheduler != nullptr) {
+    node = new PeriodicLoopNode(f.ops, std::move(scheduler));
+  } else if (f.ops->size <= LoopNode::kSmallCallable) {
+    node =
+        new (small_nodes_.Allocate()) LoopNode(LoopNode::Kind::kSmall, f.ops);
+  } else {
+    node = new (wide_nodes_.Allocate()) LoopNode(LoopNode::Kind::kWide, f.ops);
+  }
+  f.ops->move_to(f.callable, node->callable());
   RefEngine();     // the node's
   node->refs = 2;  // the handle's and the wheel's
   ++pending_;
   Arm(node, deadline_ns);
-  return node;
+  return LoopTimer(this, node);
 }
 
 void LoopEngine::Arm(LoopNode* node, int64_t deadline_ns) {
   node->deadline_ns = deadline_ns;
   node->state = LoopNode::State::kPending;
   node->has_rearm = false;
-  if (core_.Add(node, time_.TickOf(deadline_ns))) return;
+  // Deadlines before the origin are due at once: any tick <= 0 will do.
+  const int64_t tick = deadline_ns > 0 ? by_tick_.Ceil(deadline_ns) : 0;
+  if (core_.Add(node, tick)) return;
   node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
   due_.Push(node);
 }
@@ -166,12 +202,24 @@ void LoopEngine::Unlink(LoopNode* node) {
   }
 }
 
-void LoopEngine::Unref(LoopNode* node) {
-  if (--node->refs > 0) return;
-  LoopEngine* const engine = node->engine;
-  node->~LoopNode();  // its callback's destructor may call into the wheel
-  engine->nodes_.Free(node);
-  engine->UnrefEngine();
+void LoopEngine::Destroy(LoopNode* node) {
+  // The callable's destructor may call into the wheel (and so may free
+  // other nodes), but not this node: no one refers to it any more.
+  if (node->ops != nullptr) node->ops->destroy(node->callable());
+  switch (node->kind) {
+    case LoopNode::Kind::kSmall:
+      node->~LoopNode();
+      small_nodes_.Free(node);
+      break;
+    case LoopNode::Kind::kWide:
+      node->~LoopNode();
+      wide_nodes_.Free(node);
+      break;
+    case LoopNode::Kind::kPeriodic:
+      delete static_cast<PeriodicLoopNode*>(node);
+      break;
+  }
+  UnrefEngine();
 }
 
 std::optional<absl::Duration> LoopEngine::TimeUntilNext() {
@@ -192,7 +240,7 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
     // a deadline is only due once the clock reached it.
     now_ns = std::min(now_ns, absl::ToInt64Nanoseconds(*now - time_.origin()));
   }
-  core_.Advance(FloorDiv(now_ns, time_.tick_ns()), &due_);
+  core_.Advance(now_ns > 0 ? by_tick_.Floor(now_ns) : 0, &due_);
   // A callback may destroy the LoopWheel, or throw.
   struct Hold {
     explicit Hold(LoopEngine* engine) : engine(engine) { engine->RefEngine(); }
@@ -212,13 +260,13 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
 }
 
 void LoopEngine::Run(LoopNode* node) {
-  const bool periodic = node->scheduler != nullptr;
+  const bool periodic = node->kind == LoopNode::Kind::kPeriodic;
   node->state =
       periodic ? LoopNode::State::kRunningArmed : LoopNode::State::kRunning;
   if (!periodic) --pending_;
   const int64_t run_deadline_ns = node->deadline_ns;
   try {
-    node->callback();
+    node->ops->run(node->callable());
   } catch (...) {
     // The exception reaches the caller of RunDue; the timer is finished
     // first, and the other due timers run in the next RunDue.
@@ -246,7 +294,7 @@ void LoopEngine::AfterRun(LoopNode* node, int64_t run_deadline_ns) {
     const int64_t now_ns = time_.NowNs();
     std::optional<absl::Duration> delay;
     try {
-      delay = node->scheduler->NextDelay(
+      delay = static_cast<PeriodicLoopNode*>(node)->scheduler->NextDelay(
           {time_.ToClock(run_deadline_ns), time_.ToClock(now_ns)});
     } catch (...) {
       node->state = State::kDone;

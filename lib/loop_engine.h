@@ -6,12 +6,12 @@
 // caller's thread: the caller is the core's owner, so nothing here is
 // atomic or locked, and the core's Advance runs inside RunDue.
 //
-// A timer is a LoopNode: the core's links and expiration tick (CoreNode),
-// the callback, the scheduler of a periodic timer, the deadline and a
-// state. Where a pending node is: linked in the core (not due yet), or in
-// `due_`, the list of due timers RunDue works through (Advance appends to
-// it; so do arms made due by a callback, which therefore run in the same
-// RunDue, after it, never recursively).
+// A timer is a LoopNode (loop_node.h): the core's links and expiration tick
+// (CoreNode), the deadline, a state and the callable inline; a periodic
+// timer's node also holds its scheduler. Where a pending node is: linked in the
+// core (not due yet), or in `due_`, the list of due timers RunDue works through
+// (Advance appends to it; so do arms made due by a callback, which therefore
+// run in the same RunDue, after it, never recursively).
 //
 //   state           what it means                       pending (API)
 //   kPending        in the core or in `due_`            yes
@@ -23,11 +23,16 @@
 //
 // Lifetime: a node is counted (`refs`): one per LoopTimer handle, one while
 // the wheel holds it (pending or running); the last release destroys it and
-// gives its memory back to the engine's NodePool (node_pool.h). The
+// gives its memory back to the engine's pools (loop_node.h). The
 // engine is counted too: one for the LoopWheel, one per live node and one
 // for a RunDue in progress, so a callback may destroy the LoopWheel (Close
 // cancels every pending timer; RunDue returns after that callback) and a
 // handle may outlive the wheel.
+//
+// The hot path (AfterFunc or At, then Stop, from one loop turn) divides by
+// no instruction (deadlines become ticks through a precomputed reciprocal,
+// core/divider.h), calls nothing virtual and allocates nothing but a block
+// from a free list.
 //
 // Thread-safety: thread-compatible: one thread, the loop's, for everything
 // (CheckThread verifies it in debug builds).
@@ -40,49 +45,17 @@
 #include <optional>
 #include <thread>
 
-#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/bucket_list.h"
+#include "core/divider.h"
 #include "core/wheel_core.h"
-#include "node_pool.h"
+#include "loop_node.h"
 #include "time_base.h"
 #include "timingwheel/loop_wheel.h"
 #include "timingwheel/scheduler.h"
 
 namespace timingwheel::internal {
-
-struct LoopNode : CoreNode {
-  enum class State : uint8_t {
-    kPending,
-    kRunning,
-    kRunningArmed,
-    kDone,
-    kStopped,
-    kCancelled,
-  };
-
-  LoopNode(LoopEngine* engine, absl::AnyInvocable<void()> callback,
-           std::unique_ptr<Scheduler> scheduler)
-      : engine(engine),
-        callback(std::move(callback)),
-        scheduler(std::move(scheduler)) {}
-
-  bool pending() const {
-    return state == State::kPending || state == State::kRunningArmed;
-  }
-
-  LoopEngine* const engine;
-  absl::AnyInvocable<void()> callback;
-  const std::unique_ptr<Scheduler> scheduler;  // periodic timers only
-  // The pending arm's deadline, ns since the engine's origin; while the
-  // callback runs, that run's, unless `has_rearm` (a Reset during the run).
-  int64_t deadline_ns = 0;
-  int32_t refs = 0;
-  State state = State::kPending;
-  bool in_due = false;  // linked in the engine's `due_`, not in the core
-  bool has_rearm = false;
-};
 
 class LoopEngine {
  public:
@@ -93,16 +66,17 @@ class LoopEngine {
   // The LoopWheel goes: cancels every pending timer, then lets go.
   void CloseAndRelease();
 
-  // A new timer at `deadline`, or due (`now`) for a delay <= 0; `caller`
-  // names the member in errors.
-  absl::StatusOr<LoopNode*> ScheduleAfter(absl::Duration d,
-                                          absl::AnyInvocable<void()> f,
+  // A new timer running `f` after `d` (due now for d <= 0), at the
+  // steady_clock time `steady_ns`, at the clock time `when`, or when
+  // `scheduler` says; `caller` names the member in errors.
+  absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d, LoopCallbackRef f,
                                           const char* caller);
-  absl::StatusOr<LoopNode*> ScheduleAt(absl::Duration when,
-                                       absl::AnyInvocable<void()> f,
+  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns,
+                                           LoopCallbackRef f);
+  absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when, LoopCallbackRef f,
                                        const char* caller);
-  absl::StatusOr<LoopNode*> SchedulePeriodic(
-      std::unique_ptr<Scheduler> scheduler, absl::AnyInvocable<void()> f,
+  absl::StatusOr<LoopTimer> SchedulePeriodic(
+      std::unique_ptr<Scheduler> scheduler, LoopCallbackRef f,
       const char* caller);
 
   std::optional<absl::Duration> TimeUntilNext();
@@ -116,15 +90,21 @@ class LoopEngine {
   std::optional<absl::Duration> Deadline(const LoopNode* node) const;
   absl::Duration Now() const { return time_.clock().Now(); }
 
-  // A handle adopting one reference to `node`.
-  static LoopTimer Handle(LoopNode* node) { return LoopTimer(node); }
   // Node references, for the handles.
   static void Ref(LoopNode* node) { ++node->refs; }
-  static void Unref(LoopNode* node);
+  void Unref(LoopNode* node) {
+    if (--node->refs == 0) Destroy(node);
+  }
 
   // In a debug build, aborts with a message unless the calling thread is
   // the wheel's (the first to call a member); `what` names the member.
-  void CheckThread(const char* what);
+  void CheckThread(const char* what) {
+#ifndef NDEBUG
+    CheckThreadSlow(what);
+#else
+    (void)what;
+#endif
+  }
 
  private:
   explicit LoopEngine(LoopOptions options);
@@ -134,13 +114,12 @@ class LoopEngine {
   void UnrefEngine() {
     if (--refs_ == 0) delete this;
   }
+  void CheckThreadSlow(const char* what);
 
-  absl::Status CheckNew(const absl::AnyInvocable<void()>& f,
-                        const char* caller) const;
+  absl::Status CheckNew(LoopCallbackRef f, const char* caller) const;
   // A new node armed at `deadline_ns`, with a reference for the handle.
-  absl::StatusOr<LoopNode*> NewArmed(absl::AnyInvocable<void()> f,
-                                     std::unique_ptr<Scheduler> scheduler,
-                                     int64_t deadline_ns, const char* caller);
+  LoopTimer NewArmed(LoopCallbackRef f, std::unique_ptr<Scheduler> scheduler,
+                     int64_t deadline_ns);
   // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
   void Arm(LoopNode* node, int64_t deadline_ns);
   // Takes a kPending node out of the core or `due_`.
@@ -148,13 +127,21 @@ class LoopEngine {
   // One run, and what follows it (done, re-arm, the schedule's next run).
   void Run(LoopNode* node);
   void AfterRun(LoopNode* node, int64_t run_deadline_ns);
+  // The last reference went: destroys the callable and frees the node.
+  void Destroy(LoopNode* node);
 
   TimeBase time_;
+  // time_.origin() in ns: for SteadyClock(), steady_clock's reading at the
+  // origin, in ns since its epoch.
+  const int64_t origin_ns_;
+  const Divider by_tick_;          // divides by time_.tick_ns()
+  const int64_t max_deadline_ns_;  // the last whole tick below 2^63 ns
   const int64_t max_pending_;
-  // The nodes' memory: a node's neighbours in a bucket were mostly made one
-  // after another, so a flush walks memory that is mostly contiguous (and
-  // no malloc header per node). Freed only with the engine.
-  NodePool nodes_{sizeof(LoopNode), alignof(LoopNode)};
+  // The nodes' memory: neighbours in a bucket were mostly made one after
+  // another, so a flush walks memory that is mostly contiguous. Freed only
+  // with the engine.
+  LoopNodePool small_nodes_{sizeof(LoopNode) + LoopNode::kSmallCallable};
+  LoopNodePool wide_nodes_{sizeof(LoopNode) + LoopNode::kWideCallable};
   WheelCore core_;
   NodeList due_;
   int64_t pending_ = 0;

@@ -3,8 +3,10 @@
 //
 // loop_wheel.cc: the facade of the event-loop wheel. LoopWheel and LoopTimer
 // are thin handles onto internal::LoopEngine and internal::LoopNode
-// (loop_engine.h); each call first checks, in a debug build, that it comes
-// from the loop's thread.
+// (loop_engine.h, loop_node.h); each call first checks, in a debug build,
+// that it comes from the loop's thread. The templated members in
+// loop_wheel.h make the callable ready for a node (internal::LoopCallable)
+// and come here with it.
 
 #include "timingwheel/loop_wheel.h"
 
@@ -15,78 +17,68 @@
 #include "scheduler_internal.h"
 
 namespace timingwheel {
-namespace {
 
-absl::StatusOr<LoopTimer> Adopt(absl::StatusOr<internal::LoopNode*> node) {
-  if (!node.ok()) return node.status();
-  return internal::LoopEngine::Handle(*node);
-}
-
-}  // namespace
-
-LoopTimer::LoopTimer(const LoopTimer& other) : node_(other.node_) {
+LoopTimer::LoopTimer(const LoopTimer& other)
+    : engine_(other.engine_), node_(other.node_) {
   if (node_ == nullptr) return;
-  node_->engine->CheckThread("LoopTimer's copy");
+  engine_->CheckThread("LoopTimer's copy");
   internal::LoopEngine::Ref(node_);
-}
-
-LoopTimer::LoopTimer(LoopTimer&& other) noexcept : node_(other.node_) {
-  other.node_ = nullptr;
 }
 
 LoopTimer& LoopTimer::operator=(const LoopTimer& other) {
   if (this == &other) return *this;
   if (other.node_ != nullptr) {
-    other.node_->engine->CheckThread("LoopTimer's copy");
+    other.engine_->CheckThread("LoopTimer's copy");
     internal::LoopEngine::Ref(other.node_);
   }
-  if (node_ != nullptr) internal::LoopEngine::Unref(node_);
+  if (node_ != nullptr) engine_->Unref(node_);
+  engine_ = other.engine_;
   node_ = other.node_;
   return *this;
 }
 
 LoopTimer& LoopTimer::operator=(LoopTimer&& other) noexcept {
   if (this != &other) {
-    if (node_ != nullptr) internal::LoopEngine::Unref(node_);
+    if (node_ != nullptr) engine_->Unref(node_);
+    engine_ = std::exchange(other.engine_, nullptr);
     node_ = std::exchange(other.node_, nullptr);
   }
   return *this;
 }
 
-LoopTimer::~LoopTimer() {
-  if (node_ == nullptr) return;
-  node_->engine->CheckThread("~LoopTimer");
-  internal::LoopEngine::Unref(node_);
+void LoopTimer::Release() {
+  engine_->CheckThread("~LoopTimer");
+  engine_->Unref(node_);
 }
 
 bool LoopTimer::Stop() {
   if (node_ == nullptr) return false;
-  node_->engine->CheckThread("LoopTimer::Stop");
-  return node_->engine->Stop(node_);
+  engine_->CheckThread("LoopTimer::Stop");
+  return engine_->Stop(node_);
 }
 
 bool LoopTimer::Reset(absl::Duration d) {
   if (node_ == nullptr) return false;
-  node_->engine->CheckThread("LoopTimer::Reset");
-  return node_->engine->Reset(node_, d);
+  engine_->CheckThread("LoopTimer::Reset");
+  return engine_->Reset(node_, d);
 }
 
 bool LoopTimer::Pending() const {
   if (node_ == nullptr) return false;
-  node_->engine->CheckThread("LoopTimer::Pending");
+  engine_->CheckThread("LoopTimer::Pending");
   return node_->pending();
 }
 
 std::optional<absl::Duration> LoopTimer::Deadline() const {
   if (node_ == nullptr) return std::nullopt;
-  node_->engine->CheckThread("LoopTimer::Deadline");
-  return node_->engine->Deadline(node_);
+  engine_->CheckThread("LoopTimer::Deadline");
+  return engine_->Deadline(node_);
 }
 
 std::optional<absl::Duration> LoopTimer::TimeLeft() const {
   const std::optional<absl::Duration> deadline = Deadline();
   if (!deadline.has_value()) return std::nullopt;
-  return std::max(absl::ZeroDuration(), *deadline - node_->engine->Now());
+  return std::max(absl::ZeroDuration(), *deadline - engine_->Now());
 }
 
 absl::StatusOr<std::unique_ptr<LoopWheel>> LoopWheel::Create(
@@ -102,29 +94,37 @@ LoopWheel::~LoopWheel() {
   engine_->CloseAndRelease();
 }
 
+absl::StatusOr<LoopTimer> LoopWheel::ScheduleAfter(
+    absl::Duration d, internal::LoopCallbackRef f) {
+  engine_->CheckThread("LoopWheel::AfterFunc");
+  return engine_->ScheduleAfter(d, f, "AfterFunc");
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::ScheduleSteady(
+    int64_t steady_ns, internal::LoopCallbackRef f) {
+  engine_->CheckThread("LoopWheel::At");
+  return engine_->ScheduleSteady(steady_ns, f);
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::ScheduleAt(absl::Duration when,
+                                                internal::LoopCallbackRef f) {
+  engine_->CheckThread("LoopWheel::AtClockTime");
+  return engine_->ScheduleAt(when, f, "AtClockTime");
+}
+
 absl::StatusOr<LoopTimer> LoopWheel::AfterFunc(absl::Duration d,
                                                absl::AnyInvocable<void()> f) {
-  engine_->CheckThread("LoopWheel::AfterFunc");
-  return Adopt(engine_->ScheduleAfter(d, std::move(f), "AfterFunc"));
+  return AfterFunc<absl::AnyInvocable<void()>>(d, std::move(f));
 }
 
 absl::StatusOr<LoopTimer> LoopWheel::At(
     std::chrono::steady_clock::time_point when, absl::AnyInvocable<void()> f) {
-  engine_->CheckThread("LoopWheel::At");
-  if (!engine_->steady()) {
-    return absl::InvalidArgumentError(
-        "At: the time point is steady_clock's, but this wheel's clock is not "
-        "SteadyClock(); give AtClockTime a time of the wheel's own clock "
-        "(as its Now() returns it)");
-  }
-  return Adopt(engine_->ScheduleAt(absl::FromChrono(when.time_since_epoch()),
-                                   std::move(f), "At"));
+  return At<absl::AnyInvocable<void()>>(when, std::move(f));
 }
 
 absl::StatusOr<LoopTimer> LoopWheel::AtClockTime(absl::Duration when,
                                                  absl::AnyInvocable<void()> f) {
-  engine_->CheckThread("LoopWheel::AtClockTime");
-  return Adopt(engine_->ScheduleAt(when, std::move(f), "AtClockTime"));
+  return AtClockTime<absl::AnyInvocable<void()>>(when, std::move(f));
 }
 
 absl::StatusOr<LoopTimer> LoopWheel::Every(absl::Duration period,
@@ -133,8 +133,8 @@ absl::StatusOr<LoopTimer> LoopWheel::Every(absl::Duration period,
   absl::StatusOr<std::unique_ptr<Scheduler>> rate =
       internal::NewFixedRate(period, "Every");
   if (!rate.ok()) return rate.status();
-  return Adopt(
-      engine_->SchedulePeriodic(*std::move(rate), std::move(f), "Every"));
+  internal::LoopCallable<absl::AnyInvocable<void()>> callable(std::move(f));
+  return engine_->SchedulePeriodic(*std::move(rate), callable.Ref(), "Every");
 }
 
 absl::StatusOr<LoopTimer> LoopWheel::ScheduleFunc(
@@ -142,8 +142,9 @@ absl::StatusOr<LoopTimer> LoopWheel::ScheduleFunc(
     absl::AnyInvocable<void()> f) {
   engine_->CheckThread("LoopWheel::ScheduleFunc");
   if (!scheduler.ok()) return scheduler.status();
-  return Adopt(engine_->SchedulePeriodic(*std::move(scheduler), std::move(f),
-                                         "ScheduleFunc"));
+  internal::LoopCallable<absl::AnyInvocable<void()>> callable(std::move(f));
+  return engine_->SchedulePeriodic(*std::move(scheduler), callable.Ref(),
+                                   "ScheduleFunc");
 }
 
 std::optional<absl::Duration> LoopWheel::TimeUntilNext() {

@@ -14,6 +14,9 @@
 //     asked after a Stop from the callback;
 //   * timers a callback makes due run in the same RunDue, after it; a
 //     callback may destroy the wheel; handles outlive it;
+//   * callables of every size (inline in a small or a wide node, or boxed on
+//     the heap), of every type the API takes, run once and are destroyed
+//     once; empty ones are refused;
 //   * errors: bad options, an empty callback, an infinite delay, max_pending,
 //     At on a clock that is not steady_clock; an exception from a callback
 //     reaches the caller of RunDue and loses no timer;
@@ -25,7 +28,9 @@
 #include "timingwheel/loop_wheel.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -298,6 +303,76 @@ TEST_F(LoopWheelTest, ACallbackMayDestroyTheWheelAndHandlesOutliveIt) {
   EXPECT_FALSE(pending.Stop());
   EXPECT_FALSE(pending.Reset(Ms(1)));
   EXPECT_EQ(pending.Deadline(), std::nullopt);
+}
+
+// Counts its runs and its destructions (a moved-from one counts nothing);
+// `Pad` bytes make it as big as a size class needs.
+template <size_t Pad>
+struct Counted {
+  Counted(int* runs, int* destroyed) : runs(runs), destroyed(destroyed) {}
+  Counted(Counted&& other) noexcept
+      : runs(std::exchange(other.runs, nullptr)),
+        destroyed(std::exchange(other.destroyed, nullptr)) {}
+  ~Counted() {
+    if (destroyed != nullptr) ++*destroyed;
+  }
+  void operator()() { ++*runs; }
+  int* runs;
+  int* destroyed;
+  char pad[Pad] = {};
+};
+
+int free_function_runs = 0;
+void FreeFunction() { ++free_function_runs; }
+
+TEST_F(LoopWheelTest, CallablesOfEverySizeRunOnceAndAreDestroyedOnce) {
+  // Kept inline in a 64-byte node (16 bytes), in an 80-byte one (32), or
+  // moved to the heap (more); the heap one stopped, the others run.
+  int runs = 0;
+  int destroyed = 0;
+  {
+    LoopTimer small =
+        wheel_->AfterFunc(Ms(5), Counted<0>(&runs, &destroyed)).value();
+    LoopTimer wide =
+        wheel_->AfterFunc(Ms(5), Counted<16>(&runs, &destroyed)).value();
+    LoopTimer boxed =
+        wheel_->AfterFunc(Ms(5), Counted<64>(&runs, &destroyed)).value();
+    LoopTimer boxed_stopped =
+        wheel_->AfterFunc(Ms(5), Counted<64>(&runs, &destroyed)).value();
+    EXPECT_TRUE(boxed_stopped.Stop());
+    EXPECT_EQ(destroyed, 0) << "a handle still refers to each timer";
+    EXPECT_EQ(RunAt(Ms(5)), 3);
+    EXPECT_EQ(runs, 3);
+    EXPECT_FALSE(boxed.Reset(Ms(1)));  // ran: armed again, its callable kept
+    EXPECT_EQ(RunAt(Ms(6)), 1);
+    EXPECT_EQ(runs, 4);
+  }
+  EXPECT_EQ(destroyed, 4);
+
+  // The callables of the API's other types, and the empty ones.
+  free_function_runs = 0;
+  ASSERT_TRUE(wheel_->AfterFunc(Ms(1), &FreeFunction).ok());
+  ASSERT_TRUE(wheel_->AfterFunc(Ms(1), FreeFunction).ok());
+  ASSERT_TRUE(wheel_
+                  ->AfterFunc(Ms(1), std::function<void()>([this] {
+                                runs_.push_back("function");
+                              }))
+                  .ok());
+  ASSERT_TRUE(wheel_->AfterFunc(Ms(1), Record("any_invocable")).ok());
+  EXPECT_EQ(RunAt(Ms(7)), 4);
+  EXPECT_EQ(free_function_runs, 2);
+  EXPECT_THAT(runs_, ElementsAre("function", "any_invocable@7"));
+  void (*null_function)() = nullptr;
+  EXPECT_THAT(wheel_->AfterFunc(Ms(1), null_function).status().message(),
+              HasSubstr("callback is empty"));
+  EXPECT_THAT(
+      wheel_->AfterFunc(Ms(1), std::function<void()>()).status().message(),
+      HasSubstr("callback is empty"));
+  EXPECT_THAT(wheel_->AtClockTime(Ms(9), absl::AnyInvocable<void()>())
+                  .status()
+                  .message(),
+              HasSubstr("AtClockTime: the callback is empty"));
+  EXPECT_EQ(wheel_->Pending(), 0);
 }
 
 TEST_F(LoopWheelTest, ErrorsSayWhatWasWrong) {

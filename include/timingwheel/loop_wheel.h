@@ -47,19 +47,28 @@
 // would. Destroying the wheel from one of its callbacks is allowed: the
 // pending timers are cancelled and RunDue returns after that callback.
 //
-// Memory: a timer's node comes from the wheel's pool (about 96 bytes with a
-// callback of up to two pointers); the wheel keeps the memory of its peak
-// number of timers until it is destroyed. The 48-byte node, and memory given
-// back after a spike, are the next steps of the design.
+// Callbacks: any callable `void()` that moves without throwing and fits 32
+// bytes (a lambda capturing up to four pointers, an absl::AnyInvocable, a
+// std::function) is kept inline in the timer's node: scheduling allocates
+// nothing but the node, from the wheel's own pool. A bigger callable is
+// moved to the heap once.
+//
+// Memory: a timer's node is 64 bytes (one cache line) with a callback of up
+// to two pointers, 80 with a wider one; the wheel keeps the memory of its
+// peak number of timers until it is destroyed. The 48-byte node (issue 25),
+// and memory given back after a spike, are the next steps of the design.
 
 #ifndef TIMINGWHEEL_LOOP_WHEEL_H_
 #define TIMINGWHEEL_LOOP_WHEEL_H_
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
@@ -76,6 +85,103 @@ namespace timingwheel {
 namespace internal {
 class LoopEngine;
 struct LoopNode;
+
+// How a LoopWheel moves, runs and destroys one type of callable that it
+// keeps inline in a timer's node (lib/loop_node.h); one constant table per
+// type (kLoopCallbackOps), so a node needs one pointer for all three.
+struct LoopCallbackOps {
+  size_t size;
+  // Move-constructs the callable at `from` into the node's room at `to`.
+  void (*move_to)(void* from, void* to) noexcept;
+  void (*run)(void* callable);
+  void (*destroy)(void* callable) noexcept;
+};
+
+template <class S>
+void LoopMoveTo(void* from, void* to) noexcept {
+  ::new (to) S(std::move(*static_cast<S*>(from)));
+}
+template <class S>
+void LoopRun(void* callable) {
+  std::invoke(*static_cast<S*>(callable));
+}
+template <class S>
+void LoopDestroy(void* callable) noexcept {
+  static_cast<S*>(callable)->~S();
+}
+template <class S>
+inline constexpr LoopCallbackOps kLoopCallbackOps = {
+    sizeof(S), &LoopMoveTo<S>, &LoopRun<S>, &LoopDestroy<S>};
+
+// The most a node keeps inline.
+inline constexpr size_t kLoopInlineCallable = 32;
+
+// A callable too big for a node (or aligned beyond a pointer, or whose move
+// may throw), moved to the heap: the node keeps this pointer.
+template <class Fn>
+struct LoopBox {
+  void operator()() { std::invoke(*fn); }
+  std::unique_ptr<Fn> fn;
+};
+
+// The callable of one AfterFunc call, ready for the wheel to move into a
+// node: `ops` null if it is empty (a null function pointer, an empty
+// absl::AnyInvocable or std::function).
+struct LoopCallbackRef {
+  const LoopCallbackOps* ops;
+  void* callable;
+};
+
+template <class Fn>
+class LoopCallable {
+ public:
+  static constexpr bool kInline = sizeof(Fn) <= kLoopInlineCallable &&
+                                  alignof(Fn) <= alignof(void*) &&
+                                  std::is_nothrow_move_constructible_v<Fn>;
+  using Stored = std::conditional_t<kInline, Fn, LoopBox<Fn>>;
+
+  template <class F>
+  explicit LoopCallable(F&& f) : stored_(Make(std::forward<F>(f))) {}
+
+  LoopCallbackRef Ref() {
+    if (Empty()) return {nullptr, nullptr};
+    return {&kLoopCallbackOps<Stored>, &stored_};
+  }
+
+ private:
+  // Function pointers, absl::AnyInvocable and std::function may be empty: a
+  // class that converts to bool only explicitly; a lambda converts
+  // implicitly (to a function pointer) and is never empty.
+  static constexpr bool kNullable =
+      std::is_pointer_v<Fn> || std::is_member_pointer_v<Fn> ||
+      (std::is_class_v<Fn> && std::is_constructible_v<bool, const Fn&> &&
+       !std::is_convertible_v<const Fn&, bool>);
+
+  template <class F>
+  static Stored Make(F&& f) {
+    if constexpr (kInline) {
+      return Stored(std::forward<F>(f));
+    } else {
+      return Stored{std::make_unique<Fn>(std::forward<F>(f))};
+    }
+  }
+  bool Empty() const {
+    if constexpr (!kNullable) {
+      return false;
+    } else if constexpr (kInline) {
+      return !static_cast<bool>(stored_);
+    } else {
+      return !static_cast<bool>(*stored_.fn);
+    }
+  }
+
+  Stored stored_;
+};
+
+// A callable the templated members take: invocable as `void()`.
+template <class F>
+inline constexpr bool kLoopCallback = std::is_invocable_v<std::decay_t<F>&>&&
+    std::is_constructible_v<std::decay_t<F>, F>;
 }  // namespace internal
 
 // What a LoopWheel is made with: the options of TimingWheel that make sense
@@ -101,10 +207,14 @@ class TIMINGWHEEL_EXPORT LoopTimer {
   // A handle that refers to nothing: Stop and Reset return false.
   LoopTimer() = default;
   LoopTimer(const LoopTimer& other);
-  LoopTimer(LoopTimer&& other) noexcept;
+  LoopTimer(LoopTimer&& other) noexcept
+      : engine_(std::exchange(other.engine_, nullptr)),
+        node_(std::exchange(other.node_, nullptr)) {}
   LoopTimer& operator=(const LoopTimer& other);
   LoopTimer& operator=(LoopTimer&& other) noexcept;
-  ~LoopTimer();
+  ~LoopTimer() {
+    if (node_ != nullptr) Release();
+  }
 
   // Prevents the callback from running. True if this call stopped a pending
   // timer (for a periodic timer, also from its own callback: no new run
@@ -142,9 +252,15 @@ class TIMINGWHEEL_EXPORT LoopTimer {
 
  private:
   friend class internal::LoopEngine;
-  // Adopts one reference to `node` (not null).
-  explicit LoopTimer(internal::LoopNode* node) : node_(node) {}
+  // Adopts one reference to `node` (not null), a node of `engine`.
+  LoopTimer(internal::LoopEngine* engine, internal::LoopNode* node)
+      : engine_(engine), node_(node) {}
+  // Lets go of the reference to `node_`.
+  void Release();
 
+  // The node's engine: a node keeps its engine alive, so this one is valid
+  // while `node_` is.
+  internal::LoopEngine* engine_ = nullptr;
   internal::LoopNode* node_ = nullptr;
 };
 
@@ -164,9 +280,15 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   ~LoopWheel();
 
   // Runs `f` once, inline in a RunDue call, after `d` (d <= 0: in the next
-  // RunDue). Errors: InvalidArgument (empty `f`; infinite `d`; a deadline
-  // past the supported range: every finite `d` up to 100 years works),
-  // ResourceExhausted (`max_pending` timers are pending).
+  // RunDue). `f` is any callable `void()` (see "Callbacks" above). Errors:
+  // InvalidArgument (empty `f`; infinite `d`; a deadline past the supported
+  // range: every finite `d` up to 100 years works), ResourceExhausted
+  // (`max_pending` timers are pending).
+  template <class F, class = std::enable_if_t<internal::kLoopCallback<F>>>
+  absl::StatusOr<LoopTimer> AfterFunc(absl::Duration d, F&& f) {
+    internal::LoopCallable<std::decay_t<F>> callable(std::forward<F>(f));
+    return ScheduleAfter(d, callable.Ref());
+  }
   absl::StatusOr<LoopTimer> AfterFunc(absl::Duration d,
                                       absl::AnyInvocable<void()> f);
   template <class Rep, class Period, class F>
@@ -176,10 +298,25 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   }
   // Runs `f` at the point `when` of std::chrono::steady_clock (a wheel on
   // SteadyClock() only; otherwise InvalidArgument: use AtClockTime); a point
-  // passed runs in the next RunDue. Errors as AfterFunc.
+  // passed runs in the next RunDue. Reads no clock: a loop passes the time
+  // it read at the start of its turn plus the delay. Errors as AfterFunc.
+  template <class F, class = std::enable_if_t<internal::kLoopCallback<F>>>
+  absl::StatusOr<LoopTimer> At(std::chrono::steady_clock::time_point when,
+                               F&& f) {
+    internal::LoopCallable<std::decay_t<F>> callable(std::forward<F>(f));
+    return ScheduleSteady(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              when.time_since_epoch())
+                              .count(),
+                          callable.Ref());
+  }
   absl::StatusOr<LoopTimer> At(std::chrono::steady_clock::time_point when,
                                absl::AnyInvocable<void()> f);
   // Runs `f` when the wheel's clock reads `when`. Errors as AfterFunc.
+  template <class F, class = std::enable_if_t<internal::kLoopCallback<F>>>
+  absl::StatusOr<LoopTimer> AtClockTime(absl::Duration when, F&& f) {
+    internal::LoopCallable<std::decay_t<F>> callable(std::forward<F>(f));
+    return ScheduleAt(when, callable.Ref());
+  }
   absl::StatusOr<LoopTimer> AtClockTime(absl::Duration when,
                                         absl::AnyInvocable<void()> f);
   // Runs `f` every `period` (FixedRate), until stopped.
@@ -210,6 +347,14 @@ class TIMINGWHEEL_EXPORT LoopWheel {
 
  private:
   explicit LoopWheel(internal::LoopEngine* engine) : engine_(engine) {}
+
+  // The members above, once the callable is ready for a node.
+  absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d,
+                                          internal::LoopCallbackRef f);
+  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns,
+                                           internal::LoopCallbackRef f);
+  absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when,
+                                       internal::LoopCallbackRef f);
 
   internal::LoopEngine* const engine_;
 };
