@@ -64,13 +64,14 @@ void LoopEngine::CloseAndRelease() {
     node->in_due = false;
     node->state = LoopNode::State::kCancelled;
     const LoopCallbackOps* ops = std::exchange(node->ops, nullptr);
-    ops->destroy(node->callable());
+    if (ops->destroy != nullptr) ops->destroy(node->callable());
     Unref(node);  // the wheel's
   }
   UnrefEngine();
 }
 
-absl::Status LoopEngine::CheckNew(LoopCallbackRef f, const char* caller) const {
+absl::Status LoopEngine::RefuseNew(LoopCallbackRef f,
+                                   const char* caller) const {
   if (f.ops == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(caller, ": the callback is empty; pass a callable"));
@@ -79,14 +80,11 @@ absl::Status LoopEngine::CheckNew(LoopCallbackRef f, const char* caller) const {
     return absl::FailedPreconditionError(
         absl::StrCat(caller, ": the LoopWheel is being destroyed"));
   }
-  if (max_pending_ > 0 && pending_ >= max_pending_) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(caller, ": ", pending_,
-                     " timers are pending, LoopOptions::max_pending "
-                     "is ",
-                     max_pending_, "; stop some or raise the limit"));
-  }
-  return absl::OkStatus();
+  // The one reason left for MayAdd to refuse.
+  return absl::ResourceExhaustedError(
+      absl::StrCat(caller, ": ", pending_,
+                   " timers are pending, LoopOptions::max_pending is ",
+                   max_pending_, "; stop some or raise the limit"));
 }
 
 absl::StatusOr<LoopTimer> LoopEngine::ScheduleAfter(absl::Duration d,
@@ -97,7 +95,7 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleAfter(absl::Duration d,
         caller, ": duration is ", absl::FormatDuration(d),
         "; it must be finite (every duration up to 100 years works)"));
   }
-  if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
+  if (!MayAdd(f)) return RefuseNew(f, caller);
   absl::StatusOr<int64_t> deadline =
       time_.DeadlineAfter(time_.NowNs(), d, caller);
   if (!deadline.ok()) return deadline.status();
@@ -112,7 +110,7 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleSteady(int64_t steady_ns,
         "SteadyClock(); give AtClockTime a time of the wheel's own clock "
         "(as its Now() returns it)");
   }
-  if (absl::Status status = CheckNew(f, "At"); !status.ok()) return status;
+  if (!MayAdd(f)) return RefuseNew(f, "At");
   int64_t deadline_ns;
   if (__builtin_sub_overflow(steady_ns, origin_ns_, &deadline_ns)) {
     // Far in the past: due at once. (Far in the future: out of range.)
@@ -133,7 +131,7 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleAt(absl::Duration when,
                                                    absl::FormatDuration(when),
                                                    "; it must be finite"));
   }
-  if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
+  if (!MayAdd(f)) return RefuseNew(f, caller);
   absl::StatusOr<int64_t> deadline = time_.DeadlineAt(when, caller);
   if (!deadline.ok()) return deadline.status();
   return NewArmed(f, nullptr, *deadline);
@@ -146,7 +144,7 @@ absl::StatusOr<LoopTimer> LoopEngine::SchedulePeriodic(
     return absl::InvalidArgumentError(absl::StrCat(
         caller, ": the scheduler is null; pass one, e.g. FixedRate(d)"));
   }
-  if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
+  if (!MayAdd(f)) return RefuseNew(f, caller);
   const int64_t now_ns = time_.NowNs();
   const absl::Duration now = time_.ToClock(now_ns);
   const std::optional<absl::Duration> first = scheduler->NextDelay({now, now});
@@ -193,19 +191,12 @@ void LoopEngine::Arm(LoopNode* node, int64_t deadline_ns) {
   due_.Push(node);
 }
 
-void LoopEngine::Unlink(LoopNode* node) {
-  if (node->in_due) {
-    internal::Unlink(node);
-    node->in_due = false;
-  } else {
-    core_.Remove(node);
-  }
-}
-
 void LoopEngine::Destroy(LoopNode* node) {
   // The callable's destructor may call into the wheel (and so may free
   // other nodes), but not this node: no one refers to it any more.
-  if (node->ops != nullptr) node->ops->destroy(node->callable());
+  if (node->ops != nullptr && node->ops->destroy != nullptr) {
+    node->ops->destroy(node->callable());
+  }
   switch (node->kind) {
     case LoopNode::Kind::kSmall:
       node->~LoopNode();
@@ -312,26 +303,6 @@ void LoopEngine::AfterRun(LoopNode* node, int64_t run_deadline_ns) {
   }
   node->state = State::kDone;
   Unref(node);  // the wheel's
-}
-
-bool LoopEngine::Stop(LoopNode* node) {
-  using State = LoopNode::State;
-  if (closed_) return false;  // every pending timer was cancelled
-  switch (node->state) {
-    case State::kPending:
-      Unlink(node);
-      node->state = State::kStopped;
-      --pending_;
-      Unref(node);  // the wheel's; the caller's handle keeps the node
-      return true;
-    case State::kRunningArmed:
-      node->state = State::kRunning;
-      node->has_rearm = false;
-      --pending_;
-      return true;
-    default:
-      return false;
-  }
 }
 
 bool LoopEngine::Reset(LoopNode* node, absl::Duration d) {

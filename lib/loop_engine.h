@@ -85,7 +85,25 @@ class LoopEngine {
   bool steady() const { return time_.steady(); }
 
   // The operations of a LoopTimer on `node`, one of this engine's.
-  bool Stop(LoopNode* node);
+  bool Stop(LoopNode* node) {
+    using State = LoopNode::State;
+    if (closed_) return false;  // every pending timer was cancelled
+    switch (node->state) {
+      case State::kPending:
+        Unlink(node);
+        node->state = State::kStopped;
+        --pending_;
+        Unref(node);  // the wheel's; the caller's handle keeps the node
+        return true;
+      case State::kRunningArmed:
+        node->state = State::kRunning;
+        node->has_rearm = false;
+        --pending_;
+        return true;
+      default:
+        return false;
+    }
+  }
   bool Reset(LoopNode* node, absl::Duration d);
   std::optional<absl::Duration> Deadline(const LoopNode* node) const;
   absl::Duration Now() const { return time_.clock().Now(); }
@@ -116,14 +134,27 @@ class LoopEngine {
   }
   void CheckThreadSlow(const char* what);
 
-  absl::Status CheckNew(LoopCallbackRef f, const char* caller) const;
+  // Whether a new timer running `f` may be added; if not, RefuseNew says
+  // why.
+  bool MayAdd(LoopCallbackRef f) const {
+    return f.ops != nullptr && !closed_ &&
+           (max_pending_ == 0 || pending_ < max_pending_);
+  }
+  absl::Status RefuseNew(LoopCallbackRef f, const char* caller) const;
   // A new node armed at `deadline_ns`, with a reference for the handle.
   LoopTimer NewArmed(LoopCallbackRef f, std::unique_ptr<Scheduler> scheduler,
                      int64_t deadline_ns);
   // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
   void Arm(LoopNode* node, int64_t deadline_ns);
   // Takes a kPending node out of the core or `due_`.
-  void Unlink(LoopNode* node);
+  void Unlink(LoopNode* node) {
+    if (node->in_due) {
+      internal::Unlink(node);
+      node->in_due = false;
+    } else {
+      core_.Remove(node);
+    }
+  }
   // One run, and what follows it (done, re-arm, the schedule's next run).
   void Run(LoopNode* node);
   void AfterRun(LoopNode* node, int64_t run_deadline_ns);

@@ -94,6 +94,7 @@ struct LoopCallbackOps {
   // Move-constructs the callable at `from` into the node's room at `to`.
   void (*move_to)(void* from, void* to) noexcept;
   void (*run)(void* callable);
+  // Null when there is nothing to destroy (trivially destructible).
   void (*destroy)(void* callable) noexcept;
 };
 
@@ -111,7 +112,8 @@ void LoopDestroy(void* callable) noexcept {
 }
 template <class S>
 inline constexpr LoopCallbackOps kLoopCallbackOps = {
-    sizeof(S), &LoopMoveTo<S>, &LoopRun<S>, &LoopDestroy<S>};
+    sizeof(S), &LoopMoveTo<S>, &LoopRun<S>,
+    std::is_trivially_destructible_v<S> ? nullptr : &LoopDestroy<S>};
 
 // The most a node keeps inline.
 inline constexpr size_t kLoopInlineCallable = 32;

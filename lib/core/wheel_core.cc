@@ -7,16 +7,18 @@
 
 namespace timingwheel::internal {
 
-WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick)
+WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick,
+                        int index)
     : geometry(geometry),
       by_width(geometry.tick_width),
       current_tick(by_width.Floor(now_tick) * geometry.tick_width),
       buckets(std::make_unique<CoreBucket[]>(
-          static_cast<size_t>(geometry.wheel_size))) {}
+          static_cast<size_t>(geometry.wheel_size))),
+      index(index) {}
 
 WheelCore::WheelCore(int wheel_size)
     : wheel_size_(wheel_size), by_size_(wheel_size) {
-  levels_.emplace_back(GeometryFor(1, wheel_size_), now_tick_);
+  levels_.emplace_back(GeometryFor(1, wheel_size_), now_tick_, 0);
 }
 
 bool WheelCore::Add(CoreNode* node, int64_t expiration_tick) {
@@ -27,27 +29,25 @@ bool WheelCore::Add(CoreNode* node, int64_t expiration_tick) {
   return true;
 }
 
-void WheelCore::Remove(CoreNode* node) {
-  Unlink(node);
-  --size_;
-}
-
 bool WheelCore::Place(CoreNode* node) {
-  for (size_t k = 0;; ++k) {
-    if (k == levels_.size()) {
+  // Iterators, not indices: the size of a vector of 80-byte levels is a
+  // division.
+  for (auto level = levels_.begin();; ++level) {
+    if (level == levels_.end()) {
       // The top level is past its span only if it does not span
       // everything, so there is a level above it.
-      levels_.emplace_back(OverflowOf(levels_.back().geometry), now_tick_);
+      levels_.emplace_back(OverflowOf(levels_.back().geometry), now_tick_,
+                           levels_.back().index + 1);
+      level = levels_.end() - 1;
     }
-    Level& level = levels_[k];
     const LevelPlacement place =
-        PlaceInLevel(level.geometry, level.current_tick, node->expiration_tick,
-                     level.by_width, by_size_);
+        PlaceInLevel(level->geometry, level->current_tick,
+                     node->expiration_tick, level->by_width, by_size_);
     if (place.fit == Fit::kDue) return false;
     // kLower cannot happen: a lower level found it past its span and the
     // one bucket after it, which is at least this level's tick width ahead.
     if (place.fit == Fit::kHigher) continue;
-    CoreBucket& bucket = level.buckets[static_cast<size_t>(place.slot)];
+    CoreBucket& bucket = level->buckets[static_cast<size_t>(place.slot)];
     if (!bucket.timers.empty() && bucket.id != place.bucket_id) {
       // kPastSpan into the slot of the range that `current_tick` is in,
       // whose bucket still holds timers. It cannot: that bucket's release
@@ -59,7 +59,7 @@ bool WheelCore::Place(CoreNode* node) {
     }
     bucket.id = place.bucket_id;
     bucket.timers.Push(node);
-    queue_.Offer(&bucket, static_cast<int>(k), place.release_tick);
+    queue_.Offer(&bucket, level->index, place.release_tick);
     return true;
   }
 }

@@ -70,7 +70,10 @@ class WheelCore {
 
   // Takes a linked timer out. O(1). Precondition: `node` is linked in this
   // wheel (not in a list of due timers Advance handed out).
-  void Remove(CoreNode* node);
+  void Remove(CoreNode* node) {
+    Unlink(node);
+    --size_;
+  }
 
   // The tick at which Advance next has work (a bucket's release), or
   // nullopt when no timer is linked.
@@ -90,11 +93,12 @@ class WheelCore {
   friend class WheelCoreTestPeer;
 
   struct Level {
-    explicit Level(const LevelGeometry& geometry, int64_t now_tick);
+    Level(const LevelGeometry& geometry, int64_t now_tick, int index);
     LevelGeometry geometry;
     Divider by_width;      // divides by geometry.tick_width
     int64_t current_tick;  // geometry.CurrentAt(the wheel's tick)
     std::unique_ptr<CoreBucket[]> buckets;
+    int index;  // 0 for the lowest
   };
 
   // Links `node` by its expiration tick in the lowest level that takes it,
