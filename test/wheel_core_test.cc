@@ -10,9 +10,13 @@
 //     timer needs one;
 //   * of buckets released at the same tick the lower level's goes first, so
 //     a level-1 bucket's last timers find their level-0 slot free;
+//   * cascades spread out (Advance kSpread, then CascadeSome) give the same
+//     timers at the same wake-ups as cascades at once, a big bucket placed
+//     over several wake-ups;
 //   * a model test: randomized Add / Remove / Advance sequences (short and
 //     long delays, due ones, jumps of the clock, advances to the reported
-//     next release) against a sorted multimap: every timer comes out exactly
+//     next release, cascades at once or spread, placed or left waiting)
+//     against a sorted multimap: every timer comes out exactly
 //     once, never before its tick, never after the Advance that reached it,
 //     in expiration order; NextRelease is never later than the earliest
 //     timer and is empty exactly when no timer is linked.
@@ -223,6 +227,48 @@ TEST(WheelCoreTest, AJumpReleasesEverythingDueInExpirationOrder) {
   EXPECT_EQ(core.NextRelease(), std::nullopt);
 }
 
+TEST(WheelCoreTest, SpreadCascadesGiveTheSameTimersAtTheSameWakeUps) {
+  // One timer at every tick up to 1200, and 400 more in [800, 1200): at
+  // tick 0 those go to level 2 (bucket @800, released at 780 with 400 +
+  // 20 timers). Driven by its NextRelease, a core spreading its cascades
+  // (CascadeSome after each Advance) gives out the same timers at the same
+  // ticks as one cascading at once, and places the big bucket over several
+  // wake-ups, none with more than a quarter of it.
+  WheelCore now(20);
+  WheelCore spread(20);
+  std::vector<std::unique_ptr<TestTimer>> timers;
+  auto add = [&](int64_t tick) {
+    for (WheelCore* core : {&now, &spread}) {
+      timers.push_back(std::make_unique<TestTimer>());
+      timers.back()->id = static_cast<int>(tick);
+      ASSERT_TRUE(core->Add(timers.back().get(), tick));
+    }
+  };
+  for (int64_t tick = 1; tick <= 1200; ++tick) add(tick);
+  for (int64_t i = 0; i < 400; ++i) add(800 + i);
+  using Step = std::pair<int64_t, std::vector<int>>;
+  std::vector<Step> seen_now, seen_spread;
+  NodeList due;
+  while (std::optional<int64_t> next = now.NextRelease()) {
+    now.Advance(*next, &due);
+    seen_now.emplace_back(*next, Drain(&due));
+  }
+  int64_t most_placed = 0;
+  int cascades = 0;
+  while (std::optional<int64_t> next = spread.NextRelease()) {
+    spread.Advance(*next, &due, WheelCore::Cascades::kSpread);
+    seen_spread.emplace_back(*next, Drain(&due));
+    const int64_t placed = spread.CascadeSome();
+    most_placed = std::max(most_placed, placed);
+    cascades += placed > 0;
+  }
+  EXPECT_EQ(seen_spread, seen_now);
+  EXPECT_EQ(seen_now.size(), 1200u) << "a wake-up for every tick, no more";
+  EXPECT_LE(most_placed, 420 / 4);
+  EXPECT_GT(cascades, 19);
+  EXPECT_EQ(spread.size(), 0);
+}
+
 // The model test: the core against a sorted multimap of (tick, id).
 class Model {
  public:
@@ -324,7 +370,13 @@ class Model {
 
   void AdvanceTo(int64_t to) {
     NodeList due;
-    const int64_t appended = core_.Advance(to, &due);
+    // Cascades at once, or spread out, then a share placed (or not: a later
+    // Advance must place what is left in time).
+    const bool spread = absl::Bernoulli(rng_, 0.5);
+    const int64_t appended = core_.Advance(
+        to, &due,
+        spread ? WheelCore::Cascades::kSpread : WheelCore::Cascades::kNow);
+    if (spread && absl::Bernoulli(rng_, 0.7)) core_.CascadeSome();
     int64_t count = 0;
     int64_t last = std::numeric_limits<int64_t>::min();
     while (CoreNode* node = due.PopFront()) {

@@ -95,12 +95,26 @@ class NodeList {
     head_.prev->next = node;
     head_.prev = node;
   }
+  // The first node, or null when empty.
+  CoreNode* Front() const { return empty() ? nullptr : head_.next; }
   // Takes out the first node, or returns null when empty.
   CoreNode* PopFront() {
     if (empty()) return nullptr;
     CoreNode* node = head_.next;
     Unlink(node);
     return node;
+  }
+  // Moves every node of `other` to the end of this list, in order, in O(1):
+  // only the first and the last node are touched.
+  void Splice(NodeList* other) {
+    if (other->empty()) return;
+    CoreNode* const first = other->head_.next;
+    CoreNode* const last = other->head_.prev;
+    first->prev = head_.prev;
+    head_.prev->next = first;
+    last->next = &head_;
+    head_.prev = last;
+    other->head_.prev = other->head_.next = &other->head_;
   }
   // Empties the list in O(1) and returns its nodes.
   NodeChain TakeAll() {
@@ -128,6 +142,9 @@ struct CoreBucket {
   // The release tick it was queued under in the ReleaseQueue, or kNotQueued.
   // A queue entry whose tick differs, or whose bucket is empty, is stale.
   int64_t queued_release = kNotQueued;
+  // Timers pushed since it was last empty: at least as many as it holds
+  // (a Remove does not know its bucket, so does not count down).
+  int64_t pushed = 0;
 };
 
 }  // namespace timingwheel::internal

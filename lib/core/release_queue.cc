@@ -51,12 +51,14 @@ std::optional<int64_t> ReleaseQueue::NextRelease() {
   return heap_.front().release_tick;
 }
 
-CoreBucket* ReleaseQueue::PopDue(int64_t now_tick, int64_t* release_tick) {
+CoreBucket* ReleaseQueue::PopDue(int64_t now_tick, int64_t* release_tick,
+                                 int* level) {
   if (!DropStale() || heap_.front().release_tick > now_tick) return nullptr;
   const Entry head = heap_.front();
   PopTop();
   head.bucket->queued_release = CoreBucket::kNotQueued;
   *release_tick = head.release_tick;
+  *level = head.level;
   return head.bucket;
 }
 

@@ -45,9 +45,9 @@ class ReleaseQueue {
   std::optional<int64_t> NextRelease();
 
   // Takes out the head bucket if it holds timers and is released by
-  // `now_tick`, setting `*release_tick`; else null (stale entries on top are
-  // dropped). Taken out, the bucket is no longer queued.
-  CoreBucket* PopDue(int64_t now_tick, int64_t* release_tick);
+  // `now_tick`, setting `*release_tick` and `*level`; else null (stale
+  // entries on top are dropped). Taken out, the bucket is no longer queued.
+  CoreBucket* PopDue(int64_t now_tick, int64_t* release_tick, int* level);
 
   // Entries, stale ones included.
   size_t size() const { return heap_.size(); }

@@ -57,8 +57,10 @@ bool WheelCore::Place(CoreNode* node) {
       // would release this timer with the earlier range: go higher instead.
       continue;
     }
+    if (bucket.timers.empty()) bucket.pushed = 0;
     bucket.id = place.bucket_id;
     bucket.timers.Push(node);
+    ++bucket.pushed;
     queue_.Offer(&bucket, level->index, place.release_tick);
     return true;
   }
@@ -73,26 +75,80 @@ void WheelCore::MoveTo(int64_t tick) {
   }
 }
 
-int64_t WheelCore::Advance(int64_t now_tick, NodeList* due) {
+int64_t WheelCore::Advance(int64_t now_tick, NodeList* due, Cascades cascades) {
   int64_t appended = 0;
-  int64_t release_tick = 0;
-  while (CoreBucket* bucket =
-             queue_.PopDue(std::max(now_tick, now_tick_), &release_tick)) {
-    // Kafka's advanceClock then flush: the levels move to the release, and
-    // each timer of the bucket is placed again (a lower level) or is due.
+  for (;;) {
+    const std::optional<int64_t> release = queue_.NextRelease();
+    const bool bucket_due = release.has_value() && *release <= now_tick;
+    // Where the levels are about to move: the waiting timers are placed
+    // before they get to cascade_by_, from where the levels are now (and
+    // may fill buckets due sooner than the one at hand: look again).
+    const int64_t to = std::max(bucket_due ? *release : now_tick, now_tick_);
+    if (!waiting_.empty() && to >= cascade_by_) {
+      PlaceWaiting(waiting_count_);
+      continue;
+    }
+    if (!bucket_due) break;
+    int64_t release_tick = 0;
+    int level = 0;
+    CoreBucket* bucket = queue_.PopDue(now_tick, &release_tick, &level);
+    // Kafka's advanceClock then flush: the levels move to the release.
     MoveTo(release_tick);
+    if (level > 0) {
+      // Its timers wait to cascade, until the release of the first bucket
+      // of the level below that they may land in.
+      const LevelGeometry& geometry =
+          levels_[static_cast<size_t>(level)].geometry;
+      const int64_t lower_offset =
+          levels_[static_cast<size_t>(level - 1)].geometry.release_offset;
+      cascade_by_ = std::min(
+          cascade_by_, release_tick + geometry.release_offset - lower_offset);
+      waiting_count_ += bucket->pushed;
+      waiting_.Splice(&bucket->timers);
+      continue;
+    }
+    // Level 0: every timer of the bucket is due (its tick width is 1).
     NodeChain chain = bucket->timers.TakeAll();
     while (!chain.empty()) {
-      CoreNode* node = chain.Pop();
-      if (!Place(node)) {
-        due->Push(node);
-        --size_;
-        ++appended;
-      }
+      due->Push(chain.Pop());
+      --size_;
+      ++appended;
     }
   }
   MoveTo(now_tick);
+  if (cascades == Cascades::kNow) PlaceWaiting(waiting_count_);
   return appended;
+}
+
+int64_t WheelCore::CascadeSome() {
+  if (waiting_.empty()) return 0;
+  const std::optional<int64_t> release = queue_.NextRelease();
+  if (!release.has_value() || *release >= cascade_by_) {
+    return PlaceWaiting(waiting_count_);  // no wake-up before cascade_by_
+  }
+  // Each wake-up before cascade_by_ (there is one at *release) takes a
+  // share.
+  const int64_t ticks_left = cascade_by_ - now_tick_;  // >= 2
+  return PlaceWaiting((waiting_count_ + ticks_left - 1) / ticks_left);
+}
+
+int64_t WheelCore::PlaceWaiting(int64_t n) {
+  int64_t placed = 0;
+  while (placed < n) {
+    CoreNode* node = waiting_.PopFront();
+    if (node == nullptr) break;
+    // A cascade walks nodes that are mostly cache misses. Taking `node` out
+    // touched the next one: fetch the one after it while `node` is placed.
+    if (CoreNode* next = waiting_.Front()) __builtin_prefetch(next->next, 1);
+    Place(node);  // not due: its expiration is at or past cascade_by_
+    ++placed;
+  }
+  waiting_count_ = std::max<int64_t>(0, waiting_count_ - placed);
+  if (waiting_.empty()) {
+    waiting_count_ = 0;
+    cascade_by_ = kMaxTick;
+  }
+  return placed;
 }
 
 void WheelCore::TakeAll(NodeList* out) {
@@ -104,6 +160,10 @@ void WheelCore::TakeAll(NodeList* out) {
       bucket.queued_release = CoreBucket::kNotQueued;
     }
   }
+  NodeChain chain = waiting_.TakeAll();
+  while (!chain.empty()) out->Push(chain.Pop());
+  waiting_count_ = 0;
+  cascade_by_ = kMaxTick;
   queue_ = ReleaseQueue();
   size_ = 0;
 }

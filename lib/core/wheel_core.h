@@ -25,6 +25,21 @@
 // any of them is due. A timer is due when its expiration tick is at or
 // before the wheel's tick: only then does it leave the wheel.
 //
+// Cascades, spread out (Advance with Cascades::kSpread, for an owner that
+// runs the due callbacks itself: the event-loop wheel). A released bucket of
+// level k >= 1 is not placed again at once: its timers wait, still linked
+// (Remove takes them out in O(1)), until CascadeSome places a share of them,
+// or until the levels are about to move to the tick `cascade_by` = the
+// bucket's expiration minus level k-1's release offset, the earliest release
+// of any bucket they can land in (placement.h). Until then, placing one gives
+// what it would at the release: the level below has not moved (its current tick
+// is the bucket's expiration minus its tick width), and a lower level takes a
+// timer only where it would fit anyway. So a level-2 bucket of the defaults,
+// released 20 ticks early with 400,000 timers, can be placed again over 19
+// ticks while each tick's due timers run on time, instead of all in one tick,
+// delaying those. A timer waiting is never due (cascade_by is at most its
+// expiration), and NextRelease is at most cascade_by while any waits.
+//
 // Costs: Add is O(levels) to find the level, O(log buckets) when it queues a
 // bucket, and divides by no instruction (core/divider.h); Remove is O(1);
 // Advance is O(buckets released * log) plus O(1) per timer moved. NextRelease
@@ -77,13 +92,34 @@ class WheelCore {
 
   // The tick at which Advance next has work (a bucket's release), or
   // nullopt when no timer is linked.
-  std::optional<int64_t> NextRelease() { return queue_.NextRelease(); }
+  std::optional<int64_t> NextRelease() {
+    std::optional<int64_t> next = queue_.NextRelease();
+    if (!waiting_.empty() && (!next.has_value() || *next > cascade_by_)) {
+      next = cascade_by_;
+    }
+    return next;
+  }
+
+  // When Advance places again the timers of a released bucket above level
+  // 0: at once, or spread out by CascadeSome (see "Cascades" above).
+  enum class Cascades { kNow, kSpread };
 
   // Moves the wheel to `now_tick` (never back): releases every bucket due
-  // by then, in release order, cascading its timers down a level or more
-  // and appending the due ones to `due`, in expiration order. Returns how
-  // many it appended.
-  int64_t Advance(int64_t now_tick, NodeList* due);
+  // by then, in release order, appending the due timers to `due`, in
+  // expiration order, and cascading the others down a level or more, now
+  // or (kSpread) later: the timers that wait are not due by `now_tick`.
+  // Returns how many it appended.
+  int64_t Advance(int64_t now_tick, NodeList* due,
+                  Cascades cascades = Cascades::kNow);
+
+  // Places again a share of the timers waiting to cascade: as many as
+  // spreads them evenly over the ticks left before they must be placed, or
+  // all of them when no bucket is released before then (so waiting never
+  // makes NextRelease earlier). Returns how many it placed. The owner calls
+  // it after running what Advance(kSpread) made due, so that a big cascade
+  // neither delays those nor happens in one tick. None is ever due, so it
+  // returns no timer.
+  int64_t CascadeSome();
 
   // Takes every linked timer out into `out`, in no particular order (the
   // owner is shutting down).
@@ -104,8 +140,12 @@ class WheelCore {
   // Links `node` by its expiration tick in the lowest level that takes it,
   // creating levels as needed; false when it is due.
   bool Place(CoreNode* node);
-  // Moves every level forward to `tick` (never back).
+  // Moves every level forward to `tick` (never back). Precondition: no
+  // timer waits to cascade, or `tick` < cascade_by_.
   void MoveTo(int64_t tick);
+  // Places again up to `n` waiting timers, in the order their buckets were
+  // released; returns how many it placed.
+  int64_t PlaceWaiting(int64_t n);
 
   const int wheel_size_;
   const Divider by_size_;  // divides by wheel_size_
@@ -113,6 +153,12 @@ class WheelCore {
   int64_t size_ = 0;
   std::vector<Level> levels_;
   ReleaseQueue queue_;
+  // Timers of released buckets above level 0 waiting to be placed again,
+  // and the tick before which they must be: the levels never move to it
+  // while any waits. `waiting_count_` is at least how many wait.
+  NodeList waiting_;
+  int64_t waiting_count_ = 0;
+  int64_t cascade_by_ = kMaxTick;
 };
 
 }  // namespace timingwheel::internal
