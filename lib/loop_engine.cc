@@ -231,7 +231,8 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
     // a deadline is only due once the clock reached it.
     now_ns = std::min(now_ns, absl::ToInt64Nanoseconds(*now - time_.origin()));
   }
-  core_.Advance(now_ns > 0 ? by_tick_.Floor(now_ns) : 0, &due_);
+  core_.Advance(now_ns > 0 ? by_tick_.Floor(now_ns) : 0, &due_,
+                WheelCore::Cascades::kSpread);
   // A callback may destroy the LoopWheel, or throw.
   struct Hold {
     explicit Hold(LoopEngine* engine) : engine(engine) { engine->RefEngine(); }
@@ -242,11 +243,16 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
   while (!closed_) {
     CoreNode* core_node = due_.PopFront();
     if (core_node == nullptr) break;
+    // Taking `node` out touched the next one: fetch the one after it
+    // while `node` runs (due timers lie far apart in memory).
+    if (CoreNode* next = due_.Front()) __builtin_prefetch(next->next, 1);
     auto* node = static_cast<LoopNode*>(core_node);
     node->in_due = false;
     ++ran;
     Run(node);
   }
+  // The due callbacks ran on time; now a share of the cascades pending.
+  if (!closed_) core_.CascadeSome();
   return ran;
 }
 

@@ -4,7 +4,10 @@
 // loop_engine.h: the machine behind a LoopWheel (a face: the event-loop
 // wheel). It drives the single-owner core (lib/core/wheel_core.h) from the
 // caller's thread: the caller is the core's owner, so nothing here is
-// atomic or locked, and the core's Advance runs inside RunDue.
+// atomic or locked, and the core's Advance runs inside RunDue. RunDue runs
+// the due callbacks first, then a share of the cascades the core spreads
+// over the ticks before they are needed (WheelCore::CascadeSome), so a
+// bucket of 400,000 timers cascading delays no callback.
 //
 // A timer is a LoopNode (loop_node.h): the core's links and expiration tick
 // (CoreNode), the deadline, a state and the callable inline; a periodic
