@@ -22,8 +22,7 @@ struct Later {
 
 }  // namespace
 
-void ReleaseQueue::Offer(CoreBucket* bucket, int level, int64_t release_tick) {
-  if (bucket->queued_release == release_tick) return;
+void ReleaseQueue::Push(CoreBucket* bucket, int level, int64_t release_tick) {
   bucket->queued_release = release_tick;
   heap_.push_back({release_tick, level, bucket});
   std::push_heap(heap_.begin(), heap_.end(), Later());

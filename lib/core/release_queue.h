@@ -38,7 +38,11 @@ class ReleaseQueue {
   // bucket due at the tick at which a level-1 bucket is released early is
   // flushed first, which frees the slot that the level-1 bucket's last
   // timers cascade into (core/placement.h, kPastSpan).
-  void Offer(CoreBucket* bucket, int level, int64_t release_tick);
+  void Offer(CoreBucket* bucket, int level, int64_t release_tick) {
+    if (bucket->queued_release != release_tick) {
+      Push(bucket, level, release_tick);
+    }
+  }
 
   // The earliest release tick of a bucket that holds timers (stale entries
   // on top are dropped), or nullopt when none does.
@@ -62,6 +66,8 @@ class ReleaseQueue {
     return entry.bucket->queued_release == entry.release_tick &&
            !entry.bucket->timers.empty();
   }
+  // Queues a new entry for `bucket`.
+  void Push(CoreBucket* bucket, int level, int64_t release_tick);
   // Drops stale entries from the top; false when the heap is then empty.
   bool DropStale();
   void PopTop();

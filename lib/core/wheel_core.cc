@@ -21,14 +21,6 @@ WheelCore::WheelCore(int wheel_size)
   levels_.emplace_back(GeometryFor(1, wheel_size_), now_tick_, 0);
 }
 
-bool WheelCore::Add(CoreNode* node, int64_t expiration_tick) {
-  if (expiration_tick <= now_tick_) return false;
-  node->expiration_tick = expiration_tick;
-  Place(node);  // not due: linked
-  ++size_;
-  return true;
-}
-
 bool WheelCore::Place(CoreNode* node) {
   // Iterators, not indices: the size of a vector of 80-byte levels is a
   // division.
@@ -40,13 +32,19 @@ bool WheelCore::Place(CoreNode* node) {
                            levels_.back().index + 1);
       level = levels_.end() - 1;
     }
+    // Comparisons only, until the level: PlaceInLevel (and its divisions)
+    // runs once.
+    if (NeedsHigherLevel(level->geometry, level->current_tick,
+                         node->expiration_tick)) {
+      continue;
+    }
     const LevelPlacement place =
         PlaceInLevel(level->geometry, level->current_tick,
                      node->expiration_tick, level->by_width, by_size_);
     if (place.fit == Fit::kDue) return false;
-    // kLower cannot happen: a lower level found it past its span and the
-    // one bucket after it, which is at least this level's tick width ahead.
-    if (place.fit == Fit::kHigher) continue;
+    // Neither kHigher (just checked) nor kLower: a lower level found it past
+    // its span and the one bucket after it, which is at least this level's
+    // tick width ahead.
     CoreBucket& bucket = level->buckets[static_cast<size_t>(place.slot)];
     if (!bucket.timers.empty() && bucket.id != place.bucket_id) {
       // kPastSpan into the slot of the range that `current_tick` is in,

@@ -81,7 +81,13 @@ class WheelCore {
   // Links `node` to expire at `expiration_tick`. Returns false, linking
   // nothing, when it is due already (expiration_tick <= now_tick()): the
   // owner runs it. Precondition: `node` is not linked.
-  bool Add(CoreNode* node, int64_t expiration_tick);
+  bool Add(CoreNode* node, int64_t expiration_tick) {
+    if (expiration_tick <= now_tick_) return false;
+    node->expiration_tick = expiration_tick;
+    Place(node);  // not due: linked
+    ++size_;
+    return true;
+  }
 
   // Takes a linked timer out. O(1). Precondition: `node` is linked in this
   // wheel (not in a list of due timers Advance handed out).
