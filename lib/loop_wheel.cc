@@ -133,7 +133,8 @@ absl::StatusOr<LoopTimer> LoopWheel::Every(absl::Duration period,
   absl::StatusOr<std::unique_ptr<Scheduler>> rate =
       internal::NewFixedRate(period, "Every");
   if (!rate.ok()) return rate.status();
-  internal::LoopCallable<absl::AnyInvocable<void()>> callable(std::move(f));
+  internal::LoopCallable<absl::AnyInvocable<void()>> callable(std::in_place,
+                                                              std::move(f));
   return engine_->SchedulePeriodic(*std::move(rate), callable.Ref(), "Every");
 }
 
@@ -142,7 +143,8 @@ absl::StatusOr<LoopTimer> LoopWheel::ScheduleFunc(
     absl::AnyInvocable<void()> f) {
   engine_->CheckThread("LoopWheel::ScheduleFunc");
   if (!scheduler.ok()) return scheduler.status();
-  internal::LoopCallable<absl::AnyInvocable<void()>> callable(std::move(f));
+  internal::LoopCallable<absl::AnyInvocable<void()>> callable(std::in_place,
+                                                              std::move(f));
   return engine_->SchedulePeriodic(*std::move(scheduler), callable.Ref(),
                                    "ScheduleFunc");
 }

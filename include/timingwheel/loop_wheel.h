@@ -137,13 +137,15 @@ struct LoopCallbackRef {
 template <class Fn>
 class LoopCallable {
  public:
-  static constexpr bool kInline = sizeof(Fn) <= kLoopInlineCallable &&
-                                  alignof(Fn) <= alignof(void*) &&
-                                  std::is_nothrow_move_constructible_v<Fn>;
+  static constexpr bool kInline =
+      std::conjunction_v<std::bool_constant<sizeof(Fn) <= kLoopInlineCallable>,
+                         std::bool_constant<alignof(Fn) <= alignof(void*)>,
+                         std::is_nothrow_move_constructible<Fn>>;
   using Stored = std::conditional_t<kInline, Fn, LoopBox<Fn>>;
 
   template <class F>
-  explicit LoopCallable(F&& f) : stored_(Make(std::forward<F>(f))) {}
+  LoopCallable(std::in_place_t /*make*/, F&& f)
+      : stored_(Make(std::forward<F>(f))) {}
 
   LoopCallbackRef Ref() {
     if (Empty()) return {nullptr, nullptr};
@@ -288,7 +290,8 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // (`max_pending` timers are pending).
   template <class F, class = std::enable_if_t<internal::kLoopCallback<F>>>
   absl::StatusOr<LoopTimer> AfterFunc(absl::Duration d, F&& f) {
-    internal::LoopCallable<std::decay_t<F>> callable(std::forward<F>(f));
+    internal::LoopCallable<std::decay_t<F>> callable(std::in_place,
+                                                     std::forward<F>(f));
     return ScheduleAfter(d, callable.Ref());
   }
   absl::StatusOr<LoopTimer> AfterFunc(absl::Duration d,
@@ -305,7 +308,8 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   template <class F, class = std::enable_if_t<internal::kLoopCallback<F>>>
   absl::StatusOr<LoopTimer> At(std::chrono::steady_clock::time_point when,
                                F&& f) {
-    internal::LoopCallable<std::decay_t<F>> callable(std::forward<F>(f));
+    internal::LoopCallable<std::decay_t<F>> callable(std::in_place,
+                                                     std::forward<F>(f));
     return ScheduleSteady(std::chrono::duration_cast<std::chrono::nanoseconds>(
                               when.time_since_epoch())
                               .count(),
@@ -316,7 +320,8 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // Runs `f` when the wheel's clock reads `when`. Errors as AfterFunc.
   template <class F, class = std::enable_if_t<internal::kLoopCallback<F>>>
   absl::StatusOr<LoopTimer> AtClockTime(absl::Duration when, F&& f) {
-    internal::LoopCallable<std::decay_t<F>> callable(std::forward<F>(f));
+    internal::LoopCallable<std::decay_t<F>> callable(std::in_place,
+                                                     std::forward<F>(f));
     return ScheduleAt(when, callable.Ref());
   }
   absl::StatusOr<LoopTimer> AtClockTime(absl::Duration when,
