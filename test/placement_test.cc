@@ -6,13 +6,15 @@
 //   * FloorDiv / CeilDiv on negatives, zero and exact multiples;
 //   * the geometry of every level (tick width, span, release offset) up to
 //     the top level, whose span would overflow int64 and spans everything;
-//   * PlaceInLevel and LevelFor against an oracle in 128-bit arithmetic (so
-//     it cannot overflow where the code under test might), for wheel_size 2,
-//     4, 20, 64 and 65536, at every boundary of every level plus and minus
-//     one tick: first tick ahead, span, the bucket past it, each bucket of
-//     the span, from current ticks aligned and not aligned to each level's
-//     tick width, small and near INT64_MAX, with expirations at 0 and
-//     INT64_MAX; exhaustively for small wheels, every slot of every level;
+//   * PlaceInLevel (dividing with / and %, and with core/divider.h's
+//     reciprocals, as the core does) and LevelFor against an oracle in
+//     128-bit arithmetic (so it cannot overflow where the code under test
+//     might), for wheel_size 2, 4, 20, 64 and 65536, at every boundary of
+//     every level plus and minus one tick: first tick ahead, span, the
+//     bucket past it, each bucket of the span, from current ticks aligned
+//     and not aligned to each level's tick width, small and near INT64_MAX,
+//     with expirations at 0 and INT64_MAX; exhaustively for small wheels,
+//     every slot of every level;
 //   * the same boundaries written out by hand for wheel_size 4;
 //   * early release: a bucket is released at its expiration minus the tick
 //     width of the level below, in the future, and at that tick every timer
@@ -36,6 +38,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/divider.h"
 #include "gtest/gtest.h"
 
 namespace timingwheel::internal {
@@ -209,6 +212,19 @@ bool MatchesOracle(const Oracle& oracle, int64_t now, int64_t e) {
     if (k > 0) geometry = OverflowOf(geometry);
     const int64_t current = geometry.CurrentAt(now);
     const LevelPlacement got = PlaceInLevel(geometry, current, e);
+    // The core's way, by precomputed reciprocals: the same placement.
+    const LevelPlacement fast = PlaceInLevel(
+        geometry, current, e, Divider(geometry.tick_width), Divider(w));
+    if (fast.fit != got.fit || fast.slot != got.slot ||
+        fast.bucket_id != got.bucket_id ||
+        fast.bucket_tick != got.bucket_tick ||
+        fast.release_tick != got.release_tick) {
+      ADD_FAILURE() << where << " level " << k << ": by Divider, slot "
+                    << fast.slot << " @" << fast.bucket_tick
+                    << "; by / and %, slot " << got.slot << " @"
+                    << got.bucket_tick;
+      return false;
+    }
     const Expected want = oracle.Place(k, now, e);
     const bool takes = want.fit == Fit::kInSpan || want.fit == Fit::kPastSpan;
     if (current != oracle.Current(k, now) || got.fit != want.fit ||
