@@ -45,11 +45,15 @@ std::vector<int64_t> Dividends(int64_t d) {
   for (int bit = 1; bit < 63; ++bit) {
     const int64_t p = int64_t{1} << bit;
     dividends.insert(dividends.end(), {p - 1, p, p + 1});
-    // The multiples of d around p, and their neighbours.
+    // The multiple of d at or below p, those before and after it (when in
+    // range), and their neighbours.
     const int64_t below = p / d * d;
-    for (int64_t m : {below, below - d, below + d}) {
-      if (m < 1 || m > kMax - 1) continue;
-      dividends.insert(dividends.end(), {m - 1, m, m + 1});
+    std::vector<int64_t> multiples = {below};
+    if (below >= d) multiples.push_back(below - d);
+    if (below <= kMax - 1 - d) multiples.push_back(below + d);
+    for (int64_t m : multiples) {
+      dividends.insert(dividends.end(), {m, m + 1});
+      if (m >= 1) dividends.push_back(m - 1);
     }
   }
   const int64_t top = kMax / d * d;
