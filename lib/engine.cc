@@ -62,6 +62,8 @@ Engine::Engine(Options options)
       thread_name_prefix_(std::move(options.thread_name_prefix)),
       on_thread_start_(std::move(options.on_thread_start)),
       counts_(options.max_pending),
+      nodes_(sizeof(TimerNode), alignof(TimerNode), options.spare_timers,
+             NodePool::Tail::kGiveBackThread),
       wheel_(&time_, options.wheel_size, &nodes_, this, this),
       runner_(&wheel_, &time_, &counts_, &failures_, this),
       advancer_(&wheel_, &runner_, &time_, &counts_) {}

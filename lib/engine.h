@@ -208,7 +208,7 @@ class Engine : public RefCounted {
   TimerCounts counts_;
   // The memory of this engine's nodes; it goes with the engine, after the
   // last node.
-  NodePool nodes_{sizeof(TimerNode), alignof(TimerNode)};
+  NodePool nodes_;
   Wheel wheel_;
   Runner runner_;
   Advancer advancer_;

@@ -45,6 +45,10 @@
 //                                            hold every depot at once
 //   kNodeDepot      NodePool::mu_            nothing (leaf); declared: another
 //                                            depot, under kNodeRegistry (fork)
+//   kNodeGiveBack   the give-back thread's   nothing (leaf): a pool queues
+//                   queue (node_pool.cc)     its leftover give-back work, also
+//                                            when a cache goes back (under
+//                                            kNodeRegistry)
 //   kPool           WorkerPool::mu_          kStash: a worker fills its own or
 //                                            steals; Close and the counts
 //                                            read each
@@ -111,6 +115,7 @@ enum class LockRank : uint8_t {
   kInbox,
   kNodeRegistry,
   kNodeDepot,
+  kNodeGiveBack,
   kPool,
   kStash,
   kClockWakeUps,
@@ -142,6 +147,10 @@ inline constexpr LockRankInfo kLockTable[kLockRanks] = {
     {LockRank::kNodeRegistry, "kNodeRegistry (NodePool's registry)", false, {}},
     {LockRank::kNodeDepot, "kNodeDepot (NodePool::mu_)", true,
      LockRank::kNodeRegistry},
+    {LockRank::kNodeGiveBack,
+     "kNodeGiveBack (the give-back thread's queue)",
+     true,
+     {}},
     {LockRank::kPool, "kPool (WorkerPool::mu_)", false, {}},
     {LockRank::kStash, "kStash (WorkerPool::Stash::mu)", true, LockRank::kPool},
     {LockRank::kClockWakeUps,

@@ -5,19 +5,20 @@
 
 #include <pthread.h>
 #include <sanitizer/asan_interface.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
+#include <iterator>
 #include <new>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
 namespace timingwheel::internal {
 namespace {
-
-// Blocks per slab: the first slab holds one magazine, each next one twice
-// the last, up to kMaxSlabBlocks (about 1.8 MiB of 112-byte nodes).
-constexpr size_t kMaxSlabBlocks = 16384;
 
 using FreeBlock = NodePool::FreeBlock;
 using Magazine = NodePool::Magazine;
@@ -51,7 +52,7 @@ class Registry {
   static Registry& Get() {
     static auto* registry = [] {
       auto* created = new Registry;
-      pthread_atfork(&BeforeFork, &AfterFork, &AfterFork);
+      pthread_atfork(&BeforeFork, &AfterFork, &AfterForkInChild);
       return created;
     }();
     return *registry;
@@ -63,6 +64,13 @@ class Registry {
   void Remove(const NodePool* pool) ABSL_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(&mu_);
     pools_.erase(pool->serial());
+  }
+  // One give-back step of the pool with `serial`, if it still exists (held:
+  // it cannot go meanwhile); whether work is left.
+  bool GiveBackStep(uint64_t serial) ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    auto it = pools_.find(serial);
+    return it != pools_.end() && it->second->GiveBackStep();
   }
   // Hands `loaded` and `previous` to the pool with `serial` if it still
   // exists; otherwise they went with its slabs.
@@ -93,10 +101,72 @@ class Registry {
     for (const auto& entry : registry.pools_) entry.second->UnlockAfterFork();
     registry.mu_.Unlock();
   }
+  static void AfterForkInChild();
 
   Mutex mu_{LockRank::kNodeRegistry};
   std::unordered_map<uint64_t, NodePool*> pools_ ABSL_GUARDED_BY(mu_);
 };
+
+// The give-back thread: one per process, started the first time a pool of
+// Tail::kGiveBackThread hands it work. It sleeps until a pool queues its
+// serial, then does that pool's give-back steps one at a time, each pool's
+// in turn, until none has work left. Never destroyed (threads may exit
+// after main); the thread is detached.
+class GiveBackThread {
+ public:
+  static GiveBackThread& Get() {
+    static const bool made = (instance_ = new GiveBackThread, true);
+    static_cast<void>(made);
+    return *instance_;
+  }
+  void Queue(uint64_t serial) ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    queue_.push_back(serial);
+    if (!started_) {
+      try {
+        std::thread([this] { Run(); }).detach();
+        started_ = true;
+      } catch (const std::system_error&) {
+        // No thread to be had: the work stays queued, and the next pool
+        // that queues some tries again.
+      }
+    }
+    cv_.NotifyOne();
+  }
+  // In a child after fork(): the parent's thread is not there, and its queue
+  // names the parent's work. A fresh one starts when a pool needs it.
+  static void Forget() {
+    if (instance_ != nullptr) instance_ = new GiveBackThread;
+  }
+
+ private:
+  void Run() ABSL_LOCKS_EXCLUDED(mu_) {
+    pthread_setname_np(pthread_self(), "tw-giveback");
+    for (;;) {
+      uint64_t serial = 0;
+      {
+        MutexLock lock(&mu_);
+        while (queue_.empty()) cv_.Wait(&mu_);
+        serial = queue_.front();
+        queue_.pop_front();
+      }
+      // The pool's next step after the other pools' (no lock held here).
+      if (Registry::Get().GiveBackStep(serial)) Queue(serial);
+    }
+  }
+
+  static GiveBackThread* instance_;
+  Mutex mu_{LockRank::kNodeGiveBack};
+  CondVar cv_;
+  std::deque<uint64_t> queue_ ABSL_GUARDED_BY(mu_);
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+};
+GiveBackThread* GiveBackThread::instance_ = nullptr;
+
+void Registry::AfterForkInChild() {
+  AfterFork();
+  GiveBackThread::Forget();
+}
 
 // A thread's cache, for the pool with `serial` (0: none).
 struct ThreadCache {
@@ -125,22 +195,45 @@ uint64_t NextSerial() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+// The unit of memory given back: madvise needs whole pages, and the slabs
+// are multiples of it (64 KiB also covers systems with 64 KiB pages).
+constexpr size_t kPageBytes = 4096;
+
+size_t BlockSize(size_t size, size_t alignment) {
+  return RoundUp(std::max(size, sizeof(FreeBlock)),
+                 std::max(alignment, alignof(FreeBlock)));
+}
+
+size_t SlabBytesFor(size_t block_size) {
+  return std::max(
+      NodePool::kSlabBytes,
+      RoundUp(NodePool::kMagazine * block_size, NodePool::kSlabBytes));
+}
+
 }  // namespace
 
-NodePool::NodePool(size_t size, size_t alignment)
-    : size_(RoundUp(std::max(size, sizeof(FreeBlock)),
-                    std::max(alignment, alignof(FreeBlock)))),
-      alignment_(std::max(alignment, alignof(FreeBlock))),
-      serial_(NextSerial()) {
+NodePool::NodePool(size_t size, size_t alignment, int64_t spare_blocks,
+                   Tail tail)
+    : size_(BlockSize(size, alignment)),
+      slab_bytes_(SlabBytesFor(size_)),
+      blocks_per_slab_(static_cast<int32_t>(slab_bytes_ / size_)),
+      spare_blocks_(spare_blocks),
+      serial_(NextSerial()),
+      tail_(tail) {
+  {
+    MutexLock lock(&mu_);
+    std::fill(std::begin(lists_), std::end(lists_), -1);
+  }
   Registry::Get().Add(this);
 }
 
 NodePool::~NodePool() {
   Registry::Get().Remove(this);
   MutexLock lock(&mu_);
-  for (const Slab& slab : slabs_) {
-    UnpoisonBlock(slab.begin, slab.bytes);
-    ::operator delete (slab.begin, std::align_val_t{alignment_});
+  for (const Region& region : regions_) {
+    // Unpoisoned first: the addresses may serve other memory next.
+    UnpoisonBlock(region.begin, region.bytes);
+    munmap(region.begin, region.bytes);
   }
 }
 
@@ -183,55 +276,268 @@ void NodePool::Free(void* memory) {
 }
 
 void NodePool::PutMagazine(Magazine magazine) {
-  MutexLock lock(&mu_);
-  full_.push_back(magazine);
+  int32_t releasing[kReleasePerPut];
+  int n = 0;
+  bool tail = false;
+  {
+    MutexLock lock(&mu_);
+    full_.push_back(magazine);
+    unsorted_blocks_ += magazine.count;
+    n = SortAndPickReleases(releasing);
+    tail = TakeTail();
+  }
+  Release(releasing, n);
+  if (tail) HandToTail();
 }
 
 void NodePool::PutLoose(FreeBlock* block) {
-  MutexLock lock(&mu_);
-  Push(&loose_, block);
-  PoisonFree(block, size_);
-  if (loose_.count == kMagazine) full_.push_back(std::exchange(loose_, {}));
+  int32_t releasing[kReleasePerPut];
+  int n = 0;
+  bool tail = false;
+  {
+    MutexLock lock(&mu_);
+    Push(&loose_, block);
+    PoisonFree(block, size_);
+    ++unsorted_blocks_;
+    if (loose_.count < kMagazine) return;
+    full_.push_back(std::exchange(loose_, {}));
+    n = SortAndPickReleases(releasing);
+    tail = TakeTail();
+  }
+  Release(releasing, n);
+  if (tail) HandToTail();
+}
+
+bool NodePool::GiveBackStep() {
+  int32_t releasing[kReleasePerPut];
+  int n = 0;
+  bool more = false;
+  {
+    MutexLock lock(&mu_);
+    n = SortAndPickReleases(releasing);
+    more = HasGiveBackWork();
+    tail_busy_ = more;
+  }
+  Release(releasing, n);
+  return more;
+}
+
+void NodePool::Tidy() {
+  if (!tidy_.load(std::memory_order_relaxed)) return;
+  tidy_.store(GiveBackStep(), std::memory_order_relaxed);
+}
+
+bool NodePool::HasGiveBackWork() const {
+  const int64_t free_blocks = unsorted_blocks_ + sorted_blocks_;
+  if (free_blocks <= spare_blocks_) return false;
+  if (!full_.empty()) return true;
+  const int32_t empty = lists_[kEmptyList];
+  return empty != -1 && free_blocks - slabs_[empty].carved >= spare_blocks_;
+}
+
+bool NodePool::TakeTail() {
+  if (tail_busy_ || !HasGiveBackWork()) return false;
+  tail_busy_ = true;
+  return true;
+}
+
+void NodePool::HandToTail() {
+  if (tail_ == Tail::kGiveBackThread) {
+    GiveBackThread::Get().Queue(serial_);
+  } else {
+    tidy_.store(true, std::memory_order_relaxed);
+  }
 }
 
 NodePool::Magazine NodePool::TakeMagazine() {
   MutexLock lock(&mu_);
+  Magazine magazine;
   if (!full_.empty()) {
-    const Magazine magazine = full_.back();
+    magazine = full_.back();
     full_.pop_back();
-    return magazine;
+  } else if (loose_.count > 0) {
+    magazine = std::exchange(loose_, {});
+  } else {
+    return TakeFromSlabs();
   }
-  if (loose_.count > 0) return std::exchange(loose_, {});
-  return Carve();
+  unsorted_blocks_ -= magazine.count;
+  return magazine;
 }
 
-NodePool::Magazine NodePool::Carve() {
-  if (carve_next_ == carve_end_) {
-    const size_t blocks =
-        slabs_.empty()
-            ? kMagazine
-            : std::min(kMaxSlabBlocks, 2 * slabs_.back().bytes / size_);
-    const size_t bytes = blocks * size_;
-    char* slab = static_cast<char*>(
-        ::operator new (bytes, std::align_val_t{alignment_}));
-    slabs_.push_back({slab, bytes});
-    slab_bytes_ += bytes;
-    carve_next_ = slab;
-    carve_end_ = slab + bytes;
+int NodePool::SortAndPickReleases(int32_t releasing[kReleasePerPut]) {
+  if (unsorted_blocks_ + sorted_blocks_ <= spare_blocks_) return 0;
+  // The magazine just handed over first: its nodes are in this thread's
+  // cache.
+  for (int i = 0; i < kSortPerPut && !full_.empty(); ++i) {
+    Sort(full_.back());
+    full_.pop_back();
   }
+  int n = 0;
+  while (n < kReleasePerPut && lists_[kEmptyList] != -1) {
+    const int32_t index = lists_[kEmptyList];
+    const Slab& slab = slabs_[index];
+    if (unsorted_blocks_ + sorted_blocks_ - slab.carved < spare_blocks_) break;
+    Unlink(index);  // in no list until Release lists it as bare
+    sorted_blocks_ -= slab.carved;
+    releasing[n++] = index;
+  }
+  return n;
+}
+
+void NodePool::Release(const int32_t releasing[], int n) {
+  if (n == 0) return;
+  // The slabs are in no list: no thread carves them meanwhile, and their
+  // `begin` never changes, so reading it without the lock is safe.
+  char* begins[kReleasePerPut];
+  {
+    MutexLock lock(&mu_);
+    for (int i = 0; i < n; ++i) begins[i] = slabs_[releasing[i]].begin;
+  }
+  for (int i = 0; i < n; ++i) {
+    // Cannot fail for a range of our own mapping; if it did, the pages would
+    // only stay resident.
+    madvise(begins[i], slab_bytes_, MADV_DONTNEED);
+  }
+  MutexLock lock(&mu_);
+  for (int i = 0; i < n; ++i) {
+    Slab& slab = slabs_[releasing[i]];
+    slab.free = nullptr;
+    slab.carved = 0;
+    slab.free_count = blocks_per_slab_;
+    LinkFront(releasing[i], kBareList);
+  }
+}
+
+void NodePool::Sort(Magazine magazine) {
+  unsorted_blocks_ -= magazine.count;
+  sorted_blocks_ += magazine.count;
+  while (magazine.count > 0) {
+    FreeBlock* block = Pop(&magazine);
+    const int32_t index = SlabOf(block);
+    Slab& slab = slabs_[index];
+    block->next = slab.free;
+    slab.free = block;
+    ++slab.free_count;
+    Relist(index);
+  }
+}
+
+NodePool::Magazine NodePool::TakeFromSlabs() {
   Magazine magazine;
-  while (magazine.count < kMagazine && carve_next_ != carve_end_) {
-    auto* block = reinterpret_cast<FreeBlock*>(carve_next_);
-    carve_next_ += size_;
-    Push(&magazine, block);
-    PoisonFree(block, size_);
+  while (magazine.count < kMagazine) {
+    const int32_t* head = std::find_if(std::begin(lists_), std::end(lists_),
+                                       [](int32_t i) { return i != -1; });
+    if (head == std::end(lists_)) {
+      if (magazine.count > 0) break;
+      MapRegion();
+      continue;
+    }
+    const int32_t index = *head;
+    Slab& slab = slabs_[index];
+    while (magazine.count < kMagazine && slab.free_count > 0) {
+      FreeBlock* block;
+      if (slab.free != nullptr) {
+        block = slab.free;
+        slab.free = block->next;
+        --sorted_blocks_;
+      } else {
+        block = reinterpret_cast<FreeBlock*>(slab.begin + slab.carved * size_);
+        ++slab.carved;
+        PoisonFree(block, size_);
+      }
+      --slab.free_count;
+      Push(&magazine, block);
+    }
+    Relist(index);
   }
   return magazine;
 }
 
-size_t NodePool::SlabBytes() const {
+void NodePool::MapRegion() {
+  // As many slabs as there are (the first region one), up to a cap.
+  const int32_t slabs = std::max<int32_t>(
+      1,
+      std::min<int32_t>(kMaxRegionSlabs, static_cast<int32_t>(slabs_.size())));
+  const size_t bytes = static_cast<size_t>(slabs) * slab_bytes_;
+  void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) throw std::bad_alloc();
+  char* begin = static_cast<char*>(mapped);
+  const Region region{begin, bytes, static_cast<int32_t>(slabs_.size())};
+  regions_.insert(std::upper_bound(regions_.begin(), regions_.end(), region,
+                                   [](const Region& a, const Region& b) {
+                                     return a.begin < b.begin;
+                                   }),
+                  region);
+  for (int32_t i = 0; i < slabs; ++i) {
+    Slab slab;
+    slab.begin = begin + static_cast<size_t>(i) * slab_bytes_;
+    slab.free_count = blocks_per_slab_;
+    slabs_.push_back(slab);
+  }
+  // Linked last to first, so that the lowest address is carved first.
+  for (int32_t i = slabs; i-- > 0;) {
+    LinkFront(region.first_slab + i, kBareList);
+  }
+}
+
+int32_t NodePool::SlabOf(const FreeBlock* block) const {
+  const char* address = reinterpret_cast<const char*>(block);
+  // The last region that begins at or before `address`.
+  auto it = std::upper_bound(
+      regions_.begin(), regions_.end(), address,
+      [](const char* a, const Region& region) { return a < region.begin; });
+  --it;
+  return it->first_slab +
+         static_cast<int32_t>(static_cast<size_t>(address - it->begin) /
+                              slab_bytes_);
+}
+
+int NodePool::ListFor(const Slab& slab) const {
+  if (slab.free_count == 0) return kNoList;
+  if (slab.free_count == blocks_per_slab_) {
+    return slab.carved == 0 ? kBareList : kEmptyList;
+  }
+  return static_cast<int>(int64_t{slab.free_count} * kPartialLists /
+                          blocks_per_slab_);
+}
+
+void NodePool::Relist(int32_t index) {
+  const int list = ListFor(slabs_[index]);
+  if (list == slabs_[index].list) return;
+  Unlink(index);
+  if (list != kNoList) LinkFront(index, list);
+}
+
+void NodePool::Unlink(int32_t index) {
+  Slab& slab = slabs_[index];
+  if (slab.list == kNoList) return;
+  if (slab.prev != -1) {
+    slabs_[slab.prev].next = slab.next;
+  } else {
+    lists_[slab.list] = slab.next;
+  }
+  if (slab.next != -1) slabs_[slab.next].prev = slab.prev;
+  slab.prev = slab.next = -1;
+  slab.list = kNoList;
+}
+
+void NodePool::LinkFront(int32_t index, int list) {
+  Slab& slab = slabs_[index];
+  slab.list = list;
+  slab.prev = -1;
+  slab.next = lists_[list];
+  if (slab.next != -1) slabs_[slab.next].prev = index;
+  lists_[list] = index;
+}
+
+size_t NodePool::HeldBytes() const {
   MutexLock lock(&mu_);
-  return slab_bytes_;
+  size_t bytes = 0;
+  for (const Slab& slab : slabs_) {
+    bytes += RoundUp(static_cast<size_t>(slab.carved) * size_, kPageBytes);
+  }
+  return bytes;
 }
 
 }  // namespace timingwheel::internal

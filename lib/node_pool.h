@@ -25,14 +25,65 @@
 //     allocations or frees, not per node; a worker that only frees hands a
 //     full magazine over with one lock, and the scheduling thread takes it
 //     back the same way.
-//   * Slabs are carved lazily, starting small (a wheel with few timers costs
-//     little) and doubling up to a cap. They are returned to the system only
-//     when the pool is destroyed, with its engine: the wheel keeps the memory
-//     of its peak number of live nodes.
 // A cache that served another pool is handed back to that pool (found by
 // serial number in a process-wide registry, so that a pool destroyed
 // meanwhile is never touched: its nodes went with its slabs) when its thread
 // next allocates from this pool, or exits.
+//
+// Slabs, and memory that goes back. The nodes are carved from slabs of
+// kSlabBytes (64 KiB; more for blocks over 1 KiB), in regions mapped with
+// mmap: the first holds one slab, each next as many as the pool has so far,
+// up to kMaxRegionSlabs.
+// A slab is carved lazily, a magazine at a time, so a wheel with few timers
+// touches a few pages. Besides the magazines, the depot keeps free nodes
+// sorted by slab: each slab has its own free list and counts its free
+// blocks (listed or never carved). The slabs are in lists by how full they
+// are: eight classes of partly used slabs, fullest first; the empty slabs
+// that hold memory; the empty slabs that hold none (never carved, or given
+// back). Allocation takes the magazines first (cheap, and the nodes are
+// likely in a cache), then nodes of the fullest slabs, then empty slabs: so
+// live nodes gather in few slabs and the others empty.
+//
+// Who gives back, and when (the "give-back step"): a thread that hands a
+// magazine to the depot (PutMagazine, a full loose magazine), if the depot
+// then holds more than `spare_blocks` free nodes, sorts up to kSortPerPut
+// magazines into their slabs' lists (the one it just handed over, whose
+// nodes are in its cache, then older ones) and takes up to kReleasePerPut
+// empty slabs out of the lists, as long as the depot keeps at least
+// `spare_blocks` free nodes; it gives their pages back with the lock
+// released (so no other thread waits for the system call) and lists them
+// as bare. So a wheel gives its slabs back as its nodes are freed: sorting
+// runs at twice the rate magazines arrive. The work of one call is bounded:
+// 128 nodes sorted under the lock (a few microseconds), 8 slabs (512 KiB)
+// given back after it.
+//
+// The tail: frees in an order that empties many slabs at once (timers that
+// fire in another order than they were made) leave more empty slabs than
+// the last call may give back, and a call may leave unsorted magazines.
+// That leftover goes to the pool's `Tail`, once (`tail_busy_` until it is
+// done), which runs the same step again and again until none is left:
+//   * kGiveBackThread (a TimingWheel's pool): the process's give-back
+//     thread, `tw-giveback`, started the first time a pool needs it, which
+//     takes the pools with leftover work in turn, one step each, through the
+//     registry (so that a pool destroyed meanwhile is never touched);
+//   * kOwnerCalls (a LoopWheel's pool: it has no threads): the owner's calls
+//     of Tidy(), one step each (LoopEngine::RunDue calls it).
+//
+// Why madvise(MADV_DONTNEED) of an empty slab, not munmap, nor MADV_FREE:
+// MADV_FREE leaves the pages counted in RSS until the system runs short,
+// so a server's memory would not visibly fall; munmap would split the
+// region's mapping (one more mapping per slab given back, and a process has
+// a limit of them) and takes the address space's lock for writing, which
+// stalls page faults of every other thread. MADV_DONTNEED drops the pages
+// and keeps the addresses: the slab stays in the pool's tables as empty and
+// holding no memory, and is carved again (its pages come back zeroed, one
+// fault each) before a new region is mapped.
+//
+// What stays: nodes in threads' caches (at most two magazines per thread)
+// keep their slabs, and a slab with one live node stays whole. So once all
+// nodes are freed and the tail is done, a pool holds `spare_blocks` free
+// nodes' memory (and less than a slab more) plus the slabs of the cached
+// nodes.
 //
 // Under AddressSanitizer a free node is poisoned but for its link, so a use
 // after Unref is still reported.
@@ -42,17 +93,28 @@
 // whatever other threads of the parent were doing. The parent's pools are
 // copied into the child as they were; the forking thread's cache, if it
 // served one of them, goes back to that copy and is never used again there.
+// A slab another thread was giving back at the fork (between the two locks)
+// stays out of the copy's lists: it is never carved there again. The child
+// has no give-back thread: it forgets the parent's (and its queue) and
+// starts its own when one of its pools needs it.
 //
 // Thread-safety: thread-safe. A thread's cache is its own, touched without
-// locks. `mu_` guards the depot; the registry's mutex is taken only when a
-// cache changes pools or its thread exits, and by the fork handlers (their
-// order: kNodeRegistry, kNodeDepot in the lock table of lib/mutex.h).
-// Memory handed from one thread to another always passes through `mu_`,
-// which orders the writes to a node before its reuse.
+// locks. `mu_` guards the depot and the slab tables; the registry's mutex is
+// taken only when a cache changes pools or its thread exits, and by the
+// fork handlers (their order: kNodeRegistry, kNodeDepot in the lock table of
+// lib/mutex.h). Memory handed from one thread to another always passes
+// through `mu_`, which orders the writes to a node before its reuse. A slab
+// being given back is in no list while `mu_` is released for madvise, so no
+// thread carves it meanwhile; it is listed again under `mu_` after. A pool
+// hands its tail to the give-back thread with no depot lock held (the
+// thread's queue is kNodeGiveBack, a leaf; the thread takes the registry's
+// lock, then the depot's, for each step). `tidy_` is relaxed: only the
+// owner of a kOwnerCalls pool frees into it and calls Tidy.
 
 #ifndef TIMINGWHEEL_LIB_NODE_POOL_H_
 #define TIMINGWHEEL_LIB_NODE_POOL_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -66,23 +128,48 @@ class NodePool {
  public:
   // Nodes per magazine.
   static constexpr int kMagazine = 64;
+  // The bytes of a slab, for blocks of up to kSlabBytes / kMagazine bytes.
+  static constexpr size_t kSlabBytes = size_t{64} << 10;
+  // Slabs in the largest region (16 MiB of 64 KiB slabs).
+  static constexpr int kMaxRegionSlabs = 256;
+  // The give-back step's bounds, per magazine handed to the depot.
+  static constexpr int kSortPerPut = 2;
+  static constexpr int kReleasePerPut = 8;
+
+  // Who finishes the give-back work that a call leaves (see the top
+  // comment).
+  enum class Tail {
+    kGiveBackThread,  // the process's give-back thread
+    kOwnerCalls,      // the owner's calls of Tidy()
+  };
 
   // A pool of blocks of `size` bytes aligned to `alignment` (a power of two
-  // of at most alignof(std::max_align_t)); `size` >= sizeof(void*).
-  NodePool(size_t size, size_t alignment);
+  // of at most alignof(std::max_align_t)); `size` >= sizeof(void*). It keeps
+  // at least `spare_blocks` (>= 0) free blocks' memory when blocks are
+  // freed, and gives the empty slabs beyond them back to the system.
+  NodePool(size_t size, size_t alignment, int64_t spare_blocks, Tail tail);
   NodePool(const NodePool&) = delete;
   NodePool& operator=(const NodePool&) = delete;
-  // Returns the slabs to the system. Precondition: every block was freed (or
-  // is never touched again).
+  // Unmaps the regions. Precondition: every block was freed (or is never
+  // touched again), and no call of this pool is under way.
   ~NodePool();
 
-  // A block of `size` bytes, uninitialized.
+  // A block of `size` bytes, uninitialized. Throws std::bad_alloc if the
+  // system refuses a new region.
   void* Allocate();
   // Returns a block that Allocate of this pool gave.
   void Free(void* block);
 
-  // Bytes of slabs carved so far.
-  size_t SlabBytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // For Tail::kOwnerCalls: one give-back step if a call left work, else
+  // nothing (one relaxed load). Bounded as a step of Free is.
+  void Tidy();
+  // One give-back step; whether work is left. For Tidy and the give-back
+  // thread.
+  bool GiveBackStep() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Bytes of the slabs' memory held: the carved part of each slab not given
+  // back, in whole pages (what may be resident).
+  size_t HeldBytes() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Links through free blocks; public for the thread caches in node_pool.cc.
   struct FreeBlock {
@@ -94,7 +181,7 @@ class NodePool {
   };
 
   // Hands a full magazine to the depot (also for a thread's cache that goes
-  // back to its pool).
+  // back to its pool), then runs the give-back step.
   void PutMagazine(Magazine magazine) ABSL_LOCKS_EXCLUDED(mu_);
 
   // For the registry's fork handlers only (see node_pool.cc): hold the
@@ -105,28 +192,88 @@ class NodePool {
   uint64_t serial() const { return serial_; }
 
  private:
-  // One block into the depot's loose magazine.
-  void PutLoose(FreeBlock* block) ABSL_LOCKS_EXCLUDED(mu_);
-  // A full magazine, else the loose blocks, else freshly carved ones.
-  Magazine TakeMagazine() ABSL_LOCKS_EXCLUDED(mu_);
-  // Carves up to kMagazine new blocks, from a new slab if needed.
-  Magazine Carve() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The slab lists, in the order Allocate takes from them: kPartialLists
+  // classes of partly used slabs (class k: k/8 to (k+1)/8 of the blocks
+  // free), then kEmptyList (every block free, some carved: it holds
+  // memory), then kBareList (none carved: never used, or given back).
+  static constexpr int kPartialLists = 8;
+  static constexpr int kEmptyList = kPartialLists;
+  static constexpr int kBareList = kPartialLists + 1;
+  static constexpr int kLists = kPartialLists + 2;
+  static constexpr int kNoList = -1;  // full, or being given back
 
-  const size_t size_;       // a multiple of alignment_
-  const size_t alignment_;  // at least alignof(FreeBlock)
-  const uint64_t serial_;   // unique in the process, never 0
+  struct Slab {
+    char* begin;
+    FreeBlock* free = nullptr;  // sorted free blocks (carved)
+    int32_t free_count = 0;     // those plus the blocks not carved yet
+    int32_t carved = 0;         // blocks carved, from `begin` on
+    int32_t prev = -1;          // neighbours in list `list`, by index
+    int32_t next = -1;
+    int list = kNoList;
+  };
+  // A mapping of consecutive slabs, `first_slab` on.
+  struct Region {
+    char* begin;
+    size_t bytes;
+    int32_t first_slab;
+  };
+
+  // One block into the depot's loose magazine (a full one goes to the
+  // magazines, and runs the give-back step).
+  void PutLoose(FreeBlock* block) ABSL_LOCKS_EXCLUDED(mu_);
+  // A full magazine, else the loose blocks, else blocks of the fullest slabs.
+  Magazine TakeMagazine() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The give-back step's part under the lock: sorts magazines and takes
+  // empty slabs out of the lists into `releasing`; returns how many.
+  int SortAndPickReleases(int32_t releasing[kReleasePerPut])
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a step would do something: magazines to sort, or an empty slab
+  // to give back, with more than the spare free.
+  bool HasGiveBackWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After a put's step: whether its leftover work must be handed to the
+  // tail now (not handed yet); marks it handed.
+  bool TakeTail() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hands leftover work to the tail (the give-back thread, or Tidy).
+  void HandToTail() ABSL_LOCKS_EXCLUDED(mu_);
+  // Its part after: gives the slabs' pages back, then lists them as bare.
+  void Release(const int32_t releasing[], int n) ABSL_LOCKS_EXCLUDED(mu_);
+  // Moves the blocks of `magazine` to their slabs' free lists.
+  void Sort(Magazine magazine) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Up to kMagazine blocks from the slabs, mapping a region if none is free.
+  Magazine TakeFromSlabs() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MapRegion() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The index of the slab that holds `block`.
+  int32_t SlabOf(const FreeBlock* block) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The list a slab belongs in, by its counts.
+  int ListFor(const Slab& slab) const;
+  // Puts slab `index` in the list its counts say (out of its current one).
+  void Relist(int32_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Unlink(int32_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void LinkFront(int32_t index, int list) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const size_t size_;              // a multiple of the alignment
+  const size_t slab_bytes_;        // kSlabBytes, or more for big blocks
+  const int32_t blocks_per_slab_;  // slab_bytes_ / size_
+  const int64_t spare_blocks_;     // kept free when giving back
+  const uint64_t serial_;          // unique in the process, never 0
+  const Tail tail_;
+  // Tail::kOwnerCalls: a call left work for Tidy. Relaxed: the pool's owner
+  // sets and reads it (a stale read only delays a step).
+  std::atomic<bool> tidy_{false};
 
   mutable Mutex mu_{LockRank::kNodeDepot};
   std::vector<Magazine> full_ ABSL_GUARDED_BY(mu_);
   Magazine loose_ ABSL_GUARDED_BY(mu_);
-  struct Slab {
-    char* begin;
-    size_t bytes;
-  };
+  // Blocks in `full_` and `loose_`; in the slabs' free lists.
+  int64_t unsorted_blocks_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t sorted_blocks_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<Region> regions_ ABSL_GUARDED_BY(mu_);  // by address
   std::vector<Slab> slabs_ ABSL_GUARDED_BY(mu_);
-  char* carve_next_ ABSL_GUARDED_BY(mu_) = nullptr;
-  char* carve_end_ ABSL_GUARDED_BY(mu_) = nullptr;
-  size_t slab_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int32_t lists_[kLists] ABSL_GUARDED_BY(mu_);  // heads, -1: empty
+  // Leftover work was handed to the tail, which has not finished it.
+  bool tail_busy_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace timingwheel::internal

@@ -41,6 +41,12 @@ absl::Status ValidateOptions(const Options& options) {
       !status.ok()) {
     return status;
   }
+  if (options.spare_timers < 0 || options.spare_timers > kMaxSpareTimers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Options::spare_timers is ", options.spare_timers,
+                     "; it must be from 0 to ", kMaxSpareTimers,
+                     " (kMaxSpareTimers: keep all memory)"));
+  }
   if (options.workers < 0 || options.workers > kMaxWorkers) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Options::workers is ", options.workers, "; it must be from 0 to ",

@@ -99,6 +99,8 @@ const std::vector<std::vector<LockRank>>& TableNestings() {
       {LockRank::kTransit, LockRank::kLevel},
       // A cache goes back to its pool.
       {LockRank::kNodeRegistry, LockRank::kNodeDepot},
+      // ... and queues the give-back work its magazines left.
+      {LockRank::kNodeRegistry, LockRank::kNodeGiveBack},
       // The fork handler holds every depot.
       {LockRank::kNodeRegistry, LockRank::kNodeDepot, LockRank::kNodeDepot,
        LockRank::kNodeDepot},
@@ -248,7 +250,7 @@ TEST(LockOrderTest, AllocatingANodeUnderALevelLockAborts) {
   SKIP_UNLESS_CHECKED();
   EXPECT_DEATH(
       {
-        NodePool pool(64, 8);
+        NodePool pool(64, 8, 0, NodePool::Tail::kOwnerCalls);
         SpinLock level(LockRank::kLevel);
         SpinLockHolder hold(&level);
         pool.Allocate();

@@ -39,6 +39,13 @@ namespace {
 constexpr size_t kSize = 112;
 constexpr size_t kAlign = 16;
 constexpr int kMagazine = NodePool::kMagazine;
+// A pool that never gives memory back, as before a spike was considered.
+constexpr int64_t kKeepAll = kMaxSpareTimers;
+constexpr NodePool::Tail kOwner = NodePool::Tail::kOwnerCalls;
+// Blocks of kSize in a slab, and the memory of `n` carved blocks.
+constexpr int64_t kSlabBlocks = NodePool::kSlabBytes / kSize;
+constexpr size_t kPage = 4096;
+size_t BytesOf(int64_t n) { return (n * kSize + kPage - 1) / kPage * kPage; }
 
 // Allocates `n` blocks on a thread of its own, which then exits.
 std::vector<void*> AllocateOnThread(NodePool* pool, int n) {
@@ -56,7 +63,7 @@ void FreeOnThread(NodePool* pool, const std::vector<void*>& blocks) {
 }
 
 TEST(NodePoolTest, BlocksAreDistinctAlignedAndWritable) {
-  NodePool pool(kSize, kAlign);
+  NodePool pool(kSize, kAlign, kKeepAll, kOwner);
   std::vector<void*> blocks;
   std::set<uintptr_t> seen;
   for (int i = 0; i < 10 * kMagazine + 3; ++i) {
@@ -92,106 +99,108 @@ size_t BlockStride(NodePool* pool) {
 }
 
 TEST(NodePoolTest, SizeIsRoundedUpToTheAlignment) {
-  NodePool pool(100, 16);
+  NodePool pool(100, 16, kKeepAll, kOwner);
   EXPECT_EQ(BlockStride(&pool), 112u);
-  NodePool tiny(1, 1);
+  NodePool tiny(1, 1, kKeepAll, kOwner);
   EXPECT_EQ(BlockStride(&tiny), sizeof(void*));
 }
 
-TEST(NodePoolTest, FirstSlabHoldsOneMagazineAndSlabsDoubleUpToACap) {
-  NodePool pool(kSize, kAlign);
-  EXPECT_EQ(pool.SlabBytes(), 0u);
-  void* first = pool.Allocate();
-  EXPECT_EQ(pool.SlabBytes(), kMagazine * kSize);
-  std::vector<void*> blocks{first};
+TEST(NodePoolTest, SlabsAreCarvedAMagazineAtATime) {
+  NodePool pool(kSize, kAlign, kKeepAll, kOwner);
+  EXPECT_EQ(pool.HeldBytes(), 0u);
+  std::vector<void*> blocks{pool.Allocate()};
+  EXPECT_EQ(pool.HeldBytes(), BytesOf(kMagazine));
   for (int i = 1; i < kMagazine + 1; ++i) blocks.push_back(pool.Allocate());
-  EXPECT_EQ(pool.SlabBytes(), 3 * kMagazine * kSize);  // 64 + 128 blocks
+  EXPECT_EQ(pool.HeldBytes(), BytesOf(2 * kMagazine));
   for (int i = 0; i < 200'000; ++i) blocks.push_back(pool.Allocate());
-  // Never more than the blocks handed out plus the last (capped) slab.
-  EXPECT_LE(pool.SlabBytes(), (blocks.size() + 16384) * kSize);
+  // The blocks handed out, a magazine and a page per slab at most.
+  const int64_t slabs = static_cast<int64_t>(blocks.size()) / kSlabBlocks + 1;
+  EXPECT_GE(pool.HeldBytes(), blocks.size() * kSize);
+  EXPECT_LE(pool.HeldBytes(),
+            (blocks.size() + kMagazine) * kSize + slabs * kPage);
   for (void* block : blocks) pool.Free(block);
 }
 
 TEST(NodePoolTest, FreedBlocksAreReusedWithoutNewSlabs) {
-  NodePool pool(kSize, kAlign);
+  NodePool pool(kSize, kAlign, kKeepAll, kOwner);
   std::vector<void*> blocks;
   for (int i = 0; i < 5000; ++i) blocks.push_back(pool.Allocate());
-  const size_t slab_bytes = pool.SlabBytes();
+  const size_t held_bytes = pool.HeldBytes();
   for (int round = 0; round < 10; ++round) {
     for (void* block : blocks) pool.Free(block);
     for (void*& block : blocks) block = pool.Allocate();
   }
-  EXPECT_EQ(pool.SlabBytes(), slab_bytes);
+  EXPECT_EQ(pool.HeldBytes(), held_bytes);
   for (void* block : blocks) pool.Free(block);
 }
 
 TEST(NodePoolTest, BlocksFreedByAnotherThreadServeTheAllocatingThread) {
   // The pattern of a fired timer: made by a caller, freed by a worker.
-  NodePool pool(kSize, kAlign);
+  NodePool pool(kSize, kAlign, kKeepAll, kOwner);
   std::vector<void*> blocks;
   for (int i = 0; i < 20 * kMagazine; ++i) blocks.push_back(pool.Allocate());
-  const size_t slab_bytes = pool.SlabBytes();
+  const size_t held_bytes = pool.HeldBytes();
   for (int round = 0; round < 5; ++round) {
     FreeOnThread(&pool, blocks);
     for (void*& block : blocks) block = pool.Allocate();
   }
   // Each worker thread kept no more than its cache (two magazines) from
   // the depot before it exited and gave those back too.
-  EXPECT_EQ(pool.SlabBytes(), slab_bytes);
+  EXPECT_EQ(pool.HeldBytes(), held_bytes);
   for (void* block : blocks) pool.Free(block);
 }
 
 TEST(NodePoolTest, ThreadExitGivesItsCacheBack) {
-  NodePool pool(kSize, kAlign);
+  NodePool pool(kSize, kAlign, kKeepAll, kOwner);
   // A thread allocates and frees: its cache holds the blocks when it exits.
   FreeOnThread(&pool, AllocateOnThread(&pool, 2 * kMagazine));
-  const size_t slab_bytes = pool.SlabBytes();
+  const size_t held_bytes = pool.HeldBytes();
   std::vector<void*> blocks = AllocateOnThread(&pool, 2 * kMagazine);
-  EXPECT_EQ(pool.SlabBytes(), slab_bytes);
+  EXPECT_EQ(pool.HeldBytes(), held_bytes);
   FreeOnThread(&pool, blocks);
 }
 
 TEST(NodePoolTest, SwitchingPoolsGivesTheCacheBackToTheOldPool) {
-  NodePool a(kSize, kAlign);
-  NodePool b(kSize, kAlign);
+  NodePool a(kSize, kAlign, kKeepAll, kOwner);
+  NodePool b(kSize, kAlign, kKeepAll, kOwner);
   std::vector<void*> blocks;
   for (int i = 0; i < 2 * kMagazine; ++i) blocks.push_back(a.Allocate());
-  const size_t a_bytes = a.SlabBytes();
+  const size_t a_held = a.HeldBytes();
   for (void* block : blocks) a.Free(block);  // into this thread's cache
   b.Free(b.Allocate());                      // the cache now serves b
   // Another thread finds a's blocks in a's depot.
   std::vector<void*> again = AllocateOnThread(&a, 2 * kMagazine);
-  EXPECT_EQ(a.SlabBytes(), a_bytes);
+  EXPECT_EQ(a.HeldBytes(), a_held);
   for (void* block : again) a.Free(block);
 }
 
 TEST(NodePoolTest, FreeIntoAPoolThisThreadDoesNotCacheGoesToTheDepot) {
-  NodePool a(kSize, kAlign);
-  NodePool b(kSize, kAlign);
+  NodePool a(kSize, kAlign, kKeepAll, kOwner);
+  NodePool b(kSize, kAlign, kKeepAll, kOwner);
   std::vector<void*> from_b = AllocateOnThread(&b, 3 * kMagazine);
-  const size_t b_bytes = b.SlabBytes();
+  const size_t b_held = b.HeldBytes();
   a.Free(a.Allocate());                      // this thread's cache serves a
   for (void* block : from_b) b.Free(block);  // loose, into b's depot
   std::vector<void*> again = AllocateOnThread(&b, 3 * kMagazine);
-  EXPECT_EQ(b.SlabBytes(), b_bytes);
+  EXPECT_EQ(b.HeldBytes(), b_held);
   FreeOnThread(&b, again);
 }
 
 TEST(NodePoolTest, ACacheOfADestroyedPoolIsDroppedUntouched) {
   std::vector<void*> blocks;
-  auto pool = std::make_unique<NodePool>(kSize, kAlign);
+  auto pool = std::make_unique<NodePool>(kSize, kAlign, kKeepAll, kOwner);
   for (int i = 0; i < 3 * kMagazine; ++i) blocks.push_back(pool->Allocate());
   for (void* block : blocks) pool->Free(block);  // cached by this thread
   pool.reset();  // the slabs are gone; the cache still names the pool
   // Using another pool now must not touch the old blocks (AddressSanitizer
   // would report a use after free).
-  NodePool other(kSize, kAlign);
+  NodePool other(kSize, kAlign, kKeepAll, kOwner);
   void* block = other.Allocate();
   other.Free(block);
 }
 
 TEST(NodePoolTest, ConcurrentAllocateAndCrossThreadFreeNeverShareABlock) {
-  NodePool pool(kSize, kAlign);
+  NodePool pool(kSize, kAlign, kKeepAll, kOwner);
   constexpr int kThreads = 4;
   constexpr int kRounds = 20'000;
   std::mutex mu;
@@ -231,7 +240,193 @@ TEST(NodePoolTest, ConcurrentAllocateAndCrossThreadFreeNeverShareABlock) {
   for (std::thread& thread : threads) thread.join();
   for (void* block : shared) pool.Free(block);
   // At most the live peak plus the caches and a slab: nothing leaks per op.
-  EXPECT_LE(pool.SlabBytes(), size_t{kThreads} * kRounds * kSize);
+  EXPECT_LE(pool.HeldBytes(), size_t{kThreads} * kRounds * kSize);
+}
+
+// Memory that goes back. The pools below give back on their owner's calls
+// (Tail::kOwnerCalls) unless the test is about the give-back thread.
+
+constexpr int kPeak = 100'000;
+
+TEST(NodePoolTest, APoolThatGrewThenShrankGivesItsSlabsBack) {
+  constexpr int64_t kSpare = 1000;
+  NodePool pool(kSize, kAlign, kSpare, kOwner);
+  const std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
+  EXPECT_GE(pool.HeldBytes(), kPeak * kSize);
+  FreeOnThread(&pool, blocks);  // its cache goes back when it exits
+  // Empty slabs went back while the blocks were freed, but for the spare:
+  // at least kSpare blocks, and less than a slab more (a slab goes whole).
+  EXPECT_GE(pool.HeldBytes(), kSpare * kSize);
+  EXPECT_LE(pool.HeldBytes(),
+            (kSpare / kSlabBlocks + 2) * NodePool::kSlabBytes);
+}
+
+TEST(NodePoolTest, APoolThatKeepsEverythingGivesNothingBack) {
+  NodePool pool(kSize, kAlign, kKeepAll, kOwner);
+  const std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
+  const size_t peak = pool.HeldBytes();
+  FreeOnThread(&pool, blocks);
+  EXPECT_EQ(pool.HeldBytes(), peak);
+}
+
+TEST(NodePoolTest, APoolGrowsAgainAfterGivingBack) {
+  NodePool pool(kSize, kAlign, 0, kOwner);
+  size_t first_peak = 0;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
+    EXPECT_EQ(std::set<void*>(blocks.begin(), blocks.end()).size(),
+              blocks.size());
+    // Pages given back come back zeroed and writable, each block whole.
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      std::memset(blocks[i], static_cast<int>(i % 251), kSize);
+    }
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const auto* bytes = static_cast<const unsigned char*>(blocks[i]);
+      ASSERT_EQ(bytes[0], i % 251);
+      ASSERT_EQ(bytes[kSize - 1], i % 251);
+    }
+    const size_t peak = pool.HeldBytes();
+    EXPECT_GE(peak, kPeak * kSize);
+    if (round == 0) first_peak = peak;
+    // The slabs given back serve again: no more memory than the first time
+    // (a magazine may straddle one more slab).
+    EXPECT_LE(peak, first_peak + NodePool::kSlabBytes) << "round " << round;
+    FreeOnThread(&pool, blocks);
+    EXPECT_EQ(pool.HeldBytes(), 0u) << "round " << round;
+  }
+}
+
+TEST(NodePoolTest, TidyFinishesWhatTheFreesLeft) {
+  // Freed in an order that empties every slab only at the end (block i of
+  // every slab, then i + 1): the last magazines complete more slabs than
+  // one call gives back, and Tidy gives back the rest.
+  NodePool pool(kSize, kAlign, 0, kOwner);
+  std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
+  std::sort(blocks.begin(), blocks.end());
+  std::vector<void*> order;
+  for (int64_t i = 0; i < kSlabBlocks; ++i) {
+    for (size_t j = i; j < blocks.size(); j += kSlabBlocks) {
+      order.push_back(blocks[j]);
+    }
+  }
+  ASSERT_EQ(order.size(), blocks.size());
+  FreeOnThread(&pool, order);
+  const size_t left = pool.HeldBytes();
+  EXPECT_GT(left, 0u) << "the frees gave everything back already: this "
+                         "test no longer tests Tidy";
+  for (int calls = 0; calls < 10'000 && pool.HeldBytes() > 0; ++calls) {
+    pool.Tidy();
+  }
+  EXPECT_EQ(pool.HeldBytes(), 0u);
+}
+
+TEST(NodePoolTest, TheGiveBackThreadFinishesWhatTheFreesLeftRealClock) {
+  NodePool pool(kSize, kAlign, 0, NodePool::Tail::kGiveBackThread);
+  std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
+  std::sort(blocks.begin(), blocks.end());
+  std::vector<void*> order;
+  for (int64_t i = 0; i < kSlabBlocks; ++i) {
+    for (size_t j = i; j < blocks.size(); j += kSlabBlocks) {
+      order.push_back(blocks[j]);
+    }
+  }
+  FreeOnThread(&pool, order);
+  // Generous: the thread needs milliseconds.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (pool.HeldBytes() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(pool.HeldBytes(), 0u);
+}
+
+// Several threads allocate and free random sets, through spikes and
+// troughs, freeing blocks other threads made, with a small spare so that
+// slabs go back and come again all the time. The model: every live block,
+// stamped through all its bytes by its maker. A block handed out twice, or a
+// live block whose page went back (it would read zeros), breaks a stamp;
+// AddressSanitizer reports a touch of a free block. At the end nothing is
+// lost: the pool gives everything back, and growing again to the peak takes
+// no more memory than the peak did.
+TEST(NodePoolTest, RandomSpikesFromSeveralThreadsAgreeWithAModel) {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 8;
+  constexpr int kSpike = 20'000;  // per thread and round, at most
+  NodePool pool(kSize, kAlign, 256, kOwner);
+  std::mutex mu;
+  std::vector<std::pair<void*, uint64_t>> live;  // block, stamp
+  std::set<void*> handed_out;
+  size_t peak_live = 0;
+  auto stamp = [](void* block, uint64_t value) {
+    auto* words = static_cast<uint64_t*>(block);
+    for (size_t i = 0; i < kSize / sizeof(uint64_t); ++i) words[i] = value;
+  };
+  auto check = [](const void* block, uint64_t value) {
+    const auto* words = static_cast<const uint64_t*>(block);
+    for (size_t i = 0; i < kSize / sizeof(uint64_t); ++i) {
+      if (words[i] != value) return false;
+    }
+    return true;
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(t + 1);
+      uint64_t serial = 0;
+      for (int round = 0; round < kRounds; ++round) {
+        const int grow = static_cast<int>(rng() % kSpike) + 1;
+        for (int i = 0; i < grow; ++i) {
+          void* block = pool.Allocate();
+          const uint64_t value =
+              (static_cast<uint64_t>(t + 1) << 48) | ++serial;
+          stamp(block, value);
+          std::lock_guard<std::mutex> lock(mu);
+          ASSERT_TRUE(handed_out.insert(block).second)
+              << "a live block was handed out again";
+          live.emplace_back(block, value);
+          peak_live = std::max(peak_live, live.size());
+        }
+        // Down to a random few, whoever made them.
+        const int shrink = grow + static_cast<int>(rng() % (kSpike / 4));
+        for (int i = 0; i < shrink; ++i) {
+          std::pair<void*, uint64_t> taken;
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            if (live.empty()) break;
+            const size_t k = rng() % live.size();
+            taken = live[k];
+            live[k] = live.back();
+            live.pop_back();
+            handed_out.erase(taken.first);
+          }
+          ASSERT_TRUE(check(taken.first, taken.second))
+              << "a live block changed under its owner";
+          pool.Free(taken.first);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::vector<void*> rest;
+  for (const auto& [block, value] : live) {
+    ASSERT_TRUE(check(block, value));
+    rest.push_back(block);
+  }
+  FreeOnThread(&pool, rest);
+  for (int calls = 0; calls < 100'000 && pool.HeldBytes() > 256 * kSize;
+       ++calls) {
+    pool.Tidy();
+  }
+  // The spare, and a slab more at most (a slab goes whole).
+  EXPECT_LE(pool.HeldBytes(), (256 / kSlabBlocks + 2) * NodePool::kSlabBytes);
+  // Nothing lost: the peak again fits in what the peak took, give or take a
+  // slab per magazine the threads held.
+  const std::vector<void*> again =
+      AllocateOnThread(&pool, static_cast<int>(peak_live));
+  EXPECT_LE(pool.HeldBytes(), peak_live * kSize +
+                                  (peak_live / kSlabBlocks + 1) * kPage +
+                                  (kThreads * 2 + 1) * NodePool::kSlabBytes);
+  FreeOnThread(&pool, again);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -244,7 +439,7 @@ TEST(NodePoolTest, ConcurrentAllocateAndCrossThreadFreeNeverShareABlock) {
 
 #ifdef TW_HAS_ASAN
 TEST(NodePoolTest, AFreeBlockIsPoisonedButForItsLink) {
-  NodePool pool(kSize, kAlign);
+  NodePool pool(kSize, kAlign, kKeepAll, kOwner);
   auto* block = static_cast<char*>(pool.Allocate());
   EXPECT_FALSE(__asan_address_is_poisoned(block + 8));
   pool.Free(block);
@@ -323,8 +518,8 @@ TEST(NodePoolTest, ChildForkedWhileAnotherThreadHoldsPoolLocksRunsAWheel) {
   // the registry's lock and two depots' locks nearly all the time: each pool
   // switch gives the cache back to the other pool (registry, then depot),
   // and each thread it starts gives its cache back when it exits.
-  NodePool a(kSize, kAlign);
-  NodePool b(kSize, kAlign);
+  NodePool a(kSize, kAlign, kKeepAll, kOwner);
+  NodePool b(kSize, kAlign, kKeepAll, kOwner);
   struct Hammer {
     std::atomic<bool> stop{false};
     std::thread thread;

@@ -206,7 +206,8 @@ class TestNodes {
       if (destroyed_ != nullptr) destroyed_->fetch_add(1);
     }
     internal::NodePool pool{sizeof(internal::TimerNode),
-                            alignof(internal::TimerNode)};
+                            alignof(internal::TimerNode), kMaxSpareTimers,
+                            internal::NodePool::Tail::kOwnerCalls};
     internal::NodeHome home{&pool, this, nullptr, 0};
 
    private:

@@ -1879,6 +1879,9 @@ TEST(TimingWheelOptionsTest, EachBadOptionIsInvalidArgumentNamingIt) {
       {[](Options& o) { o.workers = -1; }, "workers", "-1"},
       {[](Options& o) { o.workers = 1025; }, "workers", "1025"},
       {[](Options& o) { o.max_pending = -1; }, "max_pending", "-1"},
+      {[](Options& o) { o.spare_timers = -1; }, "spare_timers", "-1"},
+      {[](Options& o) { o.spare_timers = kMaxSpareTimers + 1; }, "spare_timers",
+       "1099511627777"},
   };
   for (const Case& c : cases) {
     Options options = DefaultOptions();
@@ -1898,6 +1901,7 @@ TEST(TimingWheelOptionsTest, ExtremeGoodOptionsAreAccepted) {
     options.tick = wheel_size == 2 ? kMinTick : kMaxTick;
     options.workers = 1;
     options.clock = std::make_shared<ManualClock>();
+    options.spare_timers = wheel_size == 2 ? 0 : kMaxSpareTimers;
     EXPECT_TRUE(TimingWheel::Create(std::move(options)).ok()) << wheel_size;
   }
   Options options;  // every default

@@ -61,7 +61,8 @@ class WheelTest : public ::testing::Test {
 
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
   TimeBase time_{clock_, absl::Milliseconds(1)};
-  NodePool pool_{sizeof(TimerNode), alignof(TimerNode)};
+  NodePool pool_{sizeof(TimerNode), alignof(TimerNode), kMaxSpareTimers,
+                 NodePool::Tail::kOwnerCalls};
   Owner* owner_ = new Owner;
   Wheel wheel_{&time_, 4, &pool_, owner_, nullptr};
   std::vector<DueTimer> batch_;

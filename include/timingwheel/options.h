@@ -57,6 +57,7 @@ inline constexpr absl::Duration kMaxTick = absl::Hours(1);
 inline constexpr int kMinWheelSize = 2;
 inline constexpr int kMaxWheelSize = 1 << 16;
 inline constexpr int kMaxWorkers = 1024;
+inline constexpr int64_t kMaxSpareTimers = int64_t{1} << 40;
 
 struct Options {
   // Width of a level-0 bucket: the wheel's resolution. From kMinTick (1us)
@@ -72,6 +73,21 @@ struct Options {
   // Most timers pending at once; AfterFunc and Every beyond it fail with
   // ResourceExhausted. 0 = unlimited.
   int64_t max_pending = 0;
+  // The memory of this many ended timers is kept for new ones; beyond it,
+  // memory goes back to the system. From 0 to kMaxSpareTimers (2^40: keep
+  // everything). What a wheel keeps: timers' nodes come from slabs of 64 KiB
+  // that the wheel maps as it grows. When timers end (fire, are stopped or
+  // cancelled), the thread that frees their nodes (a caller, a worker, the
+  // advancer) gives the slabs that are left empty back to the system
+  // (madvise MADV_DONTNEED) at once, a bounded amount per call (microseconds;
+  // no wheel thread waits for it), keeping at least `spare_timers` free
+  // nodes. A slab that holds one pending timer stays, and so do the last
+  // ended timers each thread caches (at most 128 a thread): after a spike of
+  // N timers that all end, the wheel keeps the memory of about
+  // `spare_timers` of them, not of N. New timers fill the fullest slabs
+  // first, so a wheel whose pending count falls empties slabs as it goes.
+  // The default keeps about 5 MiB (80-byte nodes).
+  int64_t spare_timers = 65536;
   // Runs callbacks on your executor instead of the built-in worker pool
   // (`workers` is then ignored and no worker thread is started). Each due
   // timer is handed over as one task: call it once, on any thread, to run the

@@ -35,6 +35,26 @@
 // starts before its deadline by the wheel's clock, and starts within one tick
 // after it plus the time to hand it to a worker.
 //
+// Memory: what a wheel keeps, and when it gives back
+// ---------------------------------------------------
+// A timer's node comes from the wheel's own pool: slabs of 64 KiB, mapped as
+// the wheel grows, carved a few nodes at a time. When timers end (fire, are
+// stopped or cancelled) their nodes go back to the pool, and the slabs left
+// empty go back to the system (madvise MADV_DONTNEED) as they empty: the
+// thread that frees the nodes (a caller, a worker, the advancer) does it, a
+// bounded amount per call (sorting 128 nodes, giving back 8 slabs at most:
+// microseconds, with no lock held that another thread waits for), and what
+// one call leaves is finished within milliseconds by `tw-giveback`, one
+// thread per process, started the first time a wheel has such work. The
+// wheel keeps the memory of Options::spare_timers ended timers (default
+// 65536) for new ones. After a spike of N timers that all end, it keeps
+// about that, not N: a slab that holds one pending timer stays whole, and
+// each thread caches the last 128 nodes it freed; new timers fill the
+// fullest slabs first, so a wheel whose pending count falls empties slabs
+// as it goes. The buckets' arrays of node pointers (8 bytes a pending
+// timer, in 4 KiB chunks from malloc) are freed as their buckets empty;
+// malloc decides when that memory goes back (malloc_trim forces it).
+//
 // Threads and locks
 // -----------------
 // Who runs what (thread names with the default Options::thread_name_prefix):
@@ -50,6 +70,9 @@
 //     due) or down into a lower level (if not).
 //   * `tw-worker-N`: runs due callbacks, `Options::workers` of them at once.
 //   Each of these calls Options::on_thread_start first, if set.
+//   * `tw-giveback`: one per process, shared by the wheels, not theirs (no
+//     on_thread_start, never joined): gives memory back to the system when
+//     a call that ended timers left some of that work (see Memory above).
 // Every lock of the library and their order: the lock table in lib/mutex.h.
 // No lock of the wheel is held while a callback runs, which is why a
 // callback may call any member of its own wheel, Shutdown included.
