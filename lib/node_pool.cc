@@ -283,7 +283,7 @@ void NodePool::PutMagazine(Magazine magazine) {
     MutexLock lock(&mu_);
     full_.push_back(magazine);
     unsorted_blocks_ += magazine.count;
-    n = SortAndPickReleases(releasing);
+    n = SortAndPickReleases(1, releasing);
     tail = TakeTail();
   }
   Release(releasing, n);
@@ -301,7 +301,7 @@ void NodePool::PutLoose(FreeBlock* block) {
     ++unsorted_blocks_;
     if (loose_.count < kMagazine) return;
     full_.push_back(std::exchange(loose_, {}));
-    n = SortAndPickReleases(releasing);
+    n = SortAndPickReleases(1, releasing);
     tail = TakeTail();
   }
   Release(releasing, n);
@@ -314,7 +314,7 @@ bool NodePool::GiveBackStep() {
   bool more = false;
   {
     MutexLock lock(&mu_);
-    n = SortAndPickReleases(releasing);
+    n = SortAndPickReleases(kSortPerTailStep, releasing);
     more = HasGiveBackWork();
     tail_busy_ = more;
   }
@@ -364,11 +364,12 @@ NodePool::Magazine NodePool::TakeMagazine() {
   return magazine;
 }
 
-int NodePool::SortAndPickReleases(int32_t releasing[kReleasePerPut]) {
+int NodePool::SortAndPickReleases(int magazines,
+                                  int32_t releasing[kReleasePerPut]) {
   if (unsorted_blocks_ + sorted_blocks_ <= spare_blocks_) return 0;
-  // The magazine just handed over first: its nodes are in this thread's
-  // cache.
-  for (int i = 0; i < kSortPerPut && !full_.empty(); ++i) {
+  // The last magazine handed over first: after a put, its nodes are in this
+  // thread's cache.
+  for (int i = 0; i < magazines && !full_.empty(); ++i) {
     Sort(full_.back());
     full_.pop_back();
   }

@@ -46,22 +46,23 @@
 //
 // Who gives back, and when (the "give-back step"): a thread that hands a
 // magazine to the depot (PutMagazine, a full loose magazine), if the depot
-// then holds more than `spare_blocks` free nodes, sorts up to kSortPerPut
-// magazines into their slabs' lists (the one it just handed over, whose
-// nodes are in its cache, then older ones) and takes up to kReleasePerPut
-// empty slabs out of the lists, as long as the depot keeps at least
-// `spare_blocks` free nodes; it gives their pages back with the lock
-// released (so no other thread waits for the system call) and lists them
-// as bare. So a wheel gives its slabs back as its nodes are freed: sorting
-// runs at twice the rate magazines arrive. The work of one call is bounded:
-// 128 nodes sorted under the lock (a few microseconds), 8 slabs (512 KiB)
-// given back after it.
+// then holds more than `spare_blocks` free nodes, sorts that magazine into
+// its slabs' lists (its nodes are in the thread's cache: a microsecond or
+// two) and takes up to kReleasePerPut empty slabs out of the lists, as long
+// as the depot keeps at least `spare_blocks` free nodes; it gives their
+// pages back with the lock released (so no other thread waits for the
+// system call) and lists them as bare. So a wheel gives its slabs back as
+// its nodes are freed, and one call does a bounded amount: 64 nodes sorted
+// under the lock, 8 slabs (512 KiB) given back after it.
 //
-// The tail: frees in an order that empties many slabs at once (timers that
-// fire in another order than they were made) leave more empty slabs than
-// the last call may give back, and a call may leave unsorted magazines.
-// That leftover goes to the pool's `Tail`, once (`tail_busy_` until it is
-// done), which runs the same step again and again until none is left:
+// The tail: what a put leaves. The magazines handed over while the depot
+// held no more than the spare are not sorted yet (sorting them costs a cache
+// miss a node, so the freeing threads, a wheel's workers, do not do it), and
+// frees in an order that empties many slabs at once (timers that fire in
+// another order than they were made) leave more empty slabs than a put
+// gives back. That leftover goes to the pool's `Tail`, once (`tail_busy_`
+// until it is done), which runs steps of kSortPerTailStep magazines and
+// kReleasePerPut slabs until none is left:
 //   * kGiveBackThread (a TimingWheel's pool): the process's give-back
 //     thread, `tw-giveback`, started the first time a pool needs it, which
 //     takes the pools with leftover work in turn, one step each, through the
@@ -132,8 +133,9 @@ class NodePool {
   static constexpr size_t kSlabBytes = size_t{64} << 10;
   // Slabs in the largest region (16 MiB of 64 KiB slabs).
   static constexpr int kMaxRegionSlabs = 256;
-  // The give-back step's bounds, per magazine handed to the depot.
-  static constexpr int kSortPerPut = 2;
+  // The give-back step's bounds: magazines sorted by a step of the tail (a
+  // put sorts its own only), and slabs given back by any step.
+  static constexpr int kSortPerTailStep = 4;
   static constexpr int kReleasePerPut = 8;
 
   // Who finishes the give-back work that a call leaves (see the top
@@ -224,9 +226,10 @@ class NodePool {
   // A full magazine, else the loose blocks, else blocks of the fullest slabs.
   Magazine TakeMagazine() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The give-back step's part under the lock: sorts magazines and takes
-  // empty slabs out of the lists into `releasing`; returns how many.
-  int SortAndPickReleases(int32_t releasing[kReleasePerPut])
+  // The give-back step's part under the lock: sorts up to `magazines`
+  // magazines, the last handed over first, and takes empty slabs out of the
+  // lists into `releasing`; returns how many.
+  int SortAndPickReleases(int magazines, int32_t releasing[kReleasePerPut])
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a step would do something: magazines to sort, or an empty slab
   // to give back, with more than the spare free.

@@ -42,10 +42,11 @@
 // stopped or cancelled) their nodes go back to the pool, and the slabs left
 // empty go back to the system (madvise MADV_DONTNEED) as they empty: the
 // thread that frees the nodes (a caller, a worker, the advancer) does it, a
-// bounded amount per call (sorting 128 nodes, giving back 8 slabs at most:
-// microseconds, with no lock held that another thread waits for), and what
-// one call leaves is finished within milliseconds by `tw-giveback`, one
-// thread per process, started the first time a wheel has such work. The
+// bounded amount per call (sorting the 64 nodes it hands over, giving back
+// 8 slabs at most: microseconds, with no lock held that another thread
+// waits for), and what the calls leave is finished within milliseconds by
+// `tw-giveback`, one thread per process, started the first time a wheel
+// has such work. The
 // wheel keeps the memory of Options::spare_timers ended timers (default
 // 65536) for new ones. After a spike of N timers that all end, it keeps
 // about that, not N: a slab that holds one pending timer stays whole, and
