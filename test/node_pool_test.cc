@@ -5,7 +5,11 @@
 // by one thread serve another through the depot; a thread's cache goes back
 // to its pool when the thread switches pools or exits, and is dropped
 // unharmed when its pool is gone. A child forked while other threads hold
-// the pools' locks can still make and run a wheel.
+// the pools' locks can still make and run a wheel. Memory goes back: a pool
+// that grew and shrank gives its empty slabs back but for the spare (its
+// owner's Tidy, or the give-back thread, finishing what the frees left),
+// grows again into them, and under random spikes from several threads never
+// hands a block out twice, never gives back a live one, and loses none.
 
 #include "node_pool.h"
 
@@ -296,12 +300,11 @@ TEST(NodePoolTest, APoolGrowsAgainAfterGivingBack) {
   }
 }
 
-TEST(NodePoolTest, TidyFinishesWhatTheFreesLeft) {
-  // Freed in an order that empties every slab only at the end (block i of
-  // every slab, then i + 1): the last magazines complete more slabs than
-  // one call gives back, and Tidy gives back the rest.
-  NodePool pool(kSize, kAlign, 0, kOwner);
-  std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
+// Allocates kPeak blocks, then frees them in an order that empties every
+// slab only at the end (block i of every slab, then i + 1), so that the last
+// magazines complete more slabs than one call gives back.
+void SpikeThatEmptiesEverySlabAtTheEnd(NodePool* pool) {
+  std::vector<void*> blocks = AllocateOnThread(pool, kPeak);
   std::sort(blocks.begin(), blocks.end());
   std::vector<void*> order;
   for (int64_t i = 0; i < kSlabBlocks; ++i) {
@@ -310,7 +313,12 @@ TEST(NodePoolTest, TidyFinishesWhatTheFreesLeft) {
     }
   }
   ASSERT_EQ(order.size(), blocks.size());
-  FreeOnThread(&pool, order);
+  FreeOnThread(pool, order);
+}
+
+TEST(NodePoolTest, TidyFinishesWhatTheFreesLeft) {
+  NodePool pool(kSize, kAlign, 0, kOwner);
+  SpikeThatEmptiesEverySlabAtTheEnd(&pool);
   const size_t left = pool.HeldBytes();
   EXPECT_GT(left, 0u) << "the frees gave everything back already: this "
                          "test no longer tests Tidy";
@@ -322,15 +330,7 @@ TEST(NodePoolTest, TidyFinishesWhatTheFreesLeft) {
 
 TEST(NodePoolTest, TheGiveBackThreadFinishesWhatTheFreesLeftRealClock) {
   NodePool pool(kSize, kAlign, 0, NodePool::Tail::kGiveBackThread);
-  std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
-  std::sort(blocks.begin(), blocks.end());
-  std::vector<void*> order;
-  for (int64_t i = 0; i < kSlabBlocks; ++i) {
-    for (size_t j = i; j < blocks.size(); j += kSlabBlocks) {
-      order.push_back(blocks[j]);
-    }
-  }
-  FreeOnThread(&pool, order);
+  SpikeThatEmptiesEverySlabAtTheEnd(&pool);
   // Generous: the thread needs milliseconds.
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(30);
