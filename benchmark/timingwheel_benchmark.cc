@@ -56,6 +56,9 @@
 //                              sleeps for TimeUntilNext, then RunDue:
 //                              lateness in ticks, early fires, lost timers,
 //                              wake-ups beside the ticks with a deadline.
+//   BM_Spike/fire:F            10M timers pending, then all stopped (F=0) or
+//                              all fired (F=1), then 10 s idle: RSS before,
+//                              at the peak and after; the longest call.
 //   BM_Instances/N             what one more instance costs a process: N
 //                              of them with 1 worker each, created, then
 //                              destroyed; per instance: threads, RSS, create
@@ -96,6 +99,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -912,6 +916,205 @@ void BM_Instances(benchmark::State& state) {
   state.counters["destroy_us_each"] = destroy_us / iterations;
 }
 
+// 9. A spike: kSpikeTimers pending, then all stopped (fire:0) or all fired
+// (fire:1), then kSpikeIdle of nothing. Does the memory go back, and does
+// giving it back stall anyone? Callbacks capture 16 bytes, as in BM_Memory.
+// fire:0 keeps the handles (in a vector reserved up front, whose bytes are
+// taken out of the peak figure) and stops each; fire:1 drops them and lets
+// the timers come due from kSpikeFireAfterNs after the first was scheduled,
+// spread over kSpikeFireSpreadMs. Counters:
+//   rss_before_mb, rss_peak_mb, rss_after_mb: RSS with the instance made and
+//       idle, with all timers scheduled, and kSpikeIdle after the last one
+//       ended; kept_of_spike = (after - before) / (peak - before), target
+//       <= 0.10; rss_trimmed_mb: after that, malloc_trim(0) (what malloc,
+//       not the instance, kept);
+//   sched_s, sched_max_call_us: the scheduling, and its longest AfterFunc;
+//   max_call_us: the longest call from the peak on, on the benchmark
+//       thread: each Stop with its handle's release (fire:0) and, for Loop,
+//       each RunDue of the idle time, called every millisecond (where a
+//       LoopWheel finishes giving back); max_call_cpu_us, the most CPU time
+//       of this thread one of them took (on a busy machine the first also
+//       counts time the thread was preempted); calls_over_1ms, how many
+//       took more than 1 ms;
+//   probe_max_us, probe_max_cpu_us, probe_over_1ms (Wheel): the same for a
+//       thread calling AfterFunc + Stop every millisecond from the peak to
+//       the end (it would wait for any lock the give-back holds);
+//   late_max_ms (fire:1): the latest callback (a stalled advancer, worker
+//       or loop shows there).
+constexpr int64_t kSpikeTimers = 10'000'000;
+constexpr absl::Duration kSpikeIdle = absl::Seconds(10);
+constexpr int64_t kSpikeFireAfterNs = 20'000'000'000;
+constexpr int64_t kSpikeFireSpreadMs = 5000;
+
+// The largest of many values, written by several threads.
+void RaiseTo(std::atomic<int64_t>& max, int64_t value) {
+  int64_t seen = max.load(std::memory_order_relaxed);
+  while (value > seen &&
+         !max.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The longest of some calls: wall time, and CPU time of this thread (the
+// difference is time the thread did not run: preempted, or waiting).
+struct CallMax {
+  int64_t wall_ns = 0;
+  int64_t cpu_ns = 0;
+  int64_t over_1ms = 0;  // calls that took more than 1 ms (wall)
+};
+
+// Calls `f` and raises `max` to its duration.
+template <class F>
+void Timed(CallMax& max, F&& f) {
+  const int64_t start_ns = NowNs();
+  const int64_t start_cpu_ns = ThreadCpuNs();
+  f();
+  max.cpu_ns = std::max(max.cpu_ns, ThreadCpuNs() - start_cpu_ns);
+  const int64_t wall_ns = NowNs() - start_ns;
+  max.wall_ns = std::max(max.wall_ns, wall_ns);
+  if (wall_ns > 1'000'000) ++max.over_1ms;
+}
+
+// While it lives (Wheel only), a thread that calls AfterFunc + Stop every
+// millisecond and records the longest pair.
+template <class Impl>
+class SpikeProbe {
+ public:
+  explicit SpikeProbe(Impl& impl) {
+    thread_ = std::thread([this, &impl] {
+      while (!done_.load(std::memory_order_relaxed)) {
+        Timed(max_, [&] { impl.AfterFunc(absl::Hours(1), [] {}).Stop(); });
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+    });
+  }
+  ~SpikeProbe() {
+    if (thread_.joinable()) Finish();
+  }
+  // Joins the thread, then returns the longest pair.
+  CallMax Finish() {
+    done_.store(true);
+    thread_.join();
+    return max_;
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  CallMax max_;  // the thread's until Finish joins it
+  std::thread thread_;
+};
+
+// Waits `d`; a loop takes a turn every millisecond meanwhile (timed into
+// `*max` unless it is null: a turn that runs callbacks is as long as they
+// are), a wheel's threads are left alone.
+template <class Impl>
+void SpikeWait(Impl& impl, absl::Duration d, CallMax* max) {
+  const absl::Time end = absl::Now() + d;
+  while (absl::Now() < end) {
+    if constexpr (std::is_same_v<Impl, Loop>) {
+      if (max != nullptr) {
+        Timed(*max, [&] { impl.RunDue(); });
+      } else {
+        impl.RunDue();
+      }
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+}
+
+template <class Impl>
+void BM_Spike(benchmark::State& state) {
+  constexpr bool kLoop = std::is_same_v<Impl, Loop>;
+  const bool fire = state.range(0) != 0;
+  using Handle = typename Impl::Handle;
+  struct Fires {
+    std::atomic<int64_t> count{0};
+    std::atomic<int64_t> late_max_ns{0};
+  };
+  constexpr double kMiB = 1048576.0;
+  for (auto _ : state) {
+    TrimHeap();
+    Impl impl(kWorkers);
+    Fires fires;
+    std::vector<Handle> handles;
+    if (!fire) handles.reserve(kSpikeTimers);
+    const int64_t before = ProcStatusBytes("VmRSS");
+    int64_t sched_max_ns = 0;
+    const int64_t start_ns = NowNs();
+    for (int64_t i = 0; i < kSpikeTimers; ++i) {
+      const int64_t now_ns = NowNs();
+      const int64_t due_ns =
+          start_ns + kSpikeFireAfterNs + (i % kSpikeFireSpreadMs) * 1'000'000;
+      const absl::Duration d = fire ? absl::Nanoseconds(due_ns - now_ns)
+                                    : absl::Hours(1) + absl::Milliseconds(i);
+      Handle handle = impl.AfterFunc(d, [where = &fires, due_ns] {
+        where->count.fetch_add(1, std::memory_order_relaxed);
+        RaiseTo(where->late_max_ns, NowNs() - due_ns);
+      });
+      if (!fire) handles.push_back(std::move(handle));
+      sched_max_ns = std::max(sched_max_ns, NowNs() - now_ns);
+    }
+    const int64_t sched_end_ns = NowNs();
+    const int64_t peak = ProcStatusBytes("VmRSS");
+    std::optional<SpikeProbe<Impl>> probe;
+    if constexpr (!kLoop) probe.emplace(impl);
+    CallMax max_call;
+    int64_t stop_failed = 0;
+    if (fire) {
+      while (impl.Pending() > 0)
+        SpikeWait(impl, absl::Milliseconds(1), nullptr);
+    } else {
+      for (Handle& handle : handles) {
+        Timed(max_call, [&] {
+          if (!handle.Stop()) ++stop_failed;
+          handle = Handle();  // the last reference: the node is freed
+        });
+      }
+      std::vector<Handle>().swap(handles);
+    }
+    SpikeWait(impl, kSpikeIdle, &max_call);
+    const int64_t after = ProcStatusBytes("VmRSS");
+    TrimHeap();
+    const int64_t trimmed = ProcStatusBytes("VmRSS");
+    const double handle_mb =
+        fire ? 0 : static_cast<double>(kSpikeTimers * sizeof(Handle)) / kMiB;
+    const double peak_mb = (peak - before) / kMiB - handle_mb;
+    state.counters["rss_before_mb"] = before / kMiB;
+    state.counters["rss_peak_mb"] = before / kMiB + peak_mb;
+    state.counters["rss_after_mb"] = after / kMiB;
+    state.counters["rss_trimmed_mb"] = trimmed / kMiB;
+    state.counters["kept_of_spike"] = (after - before) / kMiB / peak_mb;
+    state.counters["sched_s"] = (sched_end_ns - start_ns) * 1e-9;
+    state.counters["sched_max_call_us"] = sched_max_ns / 1e3;
+    state.counters["max_call_us"] = max_call.wall_ns / 1e3;
+    state.counters["max_call_cpu_us"] = max_call.cpu_ns / 1e3;
+    state.counters["calls_over_1ms"] = static_cast<double>(max_call.over_1ms);
+    if constexpr (!kLoop) {
+      const CallMax probe_max = probe->Finish();
+      state.counters["probe_max_us"] = probe_max.wall_ns / 1e3;
+      state.counters["probe_max_cpu_us"] = probe_max.cpu_ns / 1e3;
+      state.counters["probe_over_1ms"] =
+          static_cast<double>(probe_max.over_1ms);
+    }
+    if (fire) {
+      state.counters["late_max_ms"] =
+          fires.late_max_ns.load(std::memory_order_relaxed) / 1e6;
+      Problem(state, "lost_timers",
+              kSpikeTimers - fires.count.load(std::memory_order_relaxed));
+      Problem(state, "fired_before_the_peak",
+              sched_end_ns > start_ns + kSpikeFireAfterNs ? 1 : 0);
+    }
+    Problem(state, "stop_failed", stop_failed);
+    Problem(state, "afterfunc_errors", impl.errors());
+    impl.Shutdown();
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Registration: each scenario and argument for every implementation in turn,
 // so that the output lists them side by side.
@@ -987,6 +1190,15 @@ TW_BENCHMARK_LOOP(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
 
 TW_BENCHMARK_ALL(
     BM_Idle, ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1));
+
+// Wheel and Loop only: the baselines keep no pool of their own (malloc's
+// memory is another story).
+void SpikeOptions(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+  b->ArgNames({"fire"})->Arg(0)->Arg(1);
+}
+BENCHMARK_TEMPLATE(BM_Spike, Wheel)->Apply(SpikeOptions);
+BENCHMARK_TEMPLATE(BM_Spike, Loop)->Apply(SpikeOptions);
 
 TW_BENCHMARK_ALL(BM_Instances, ->Apply(MemoryOptions)->Arg(100));
 TW_BENCHMARK_ALL(BM_Instances, ->Apply(MemoryOptions)->Arg(1000));
