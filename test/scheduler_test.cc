@@ -41,6 +41,19 @@ std::optional<absl::Duration> Ask(Scheduler& scheduler, int64_t previous,
   return scheduler.NextDelay({Ms(previous), Ms(now)});
 }
 
+// The delays an ExponentialBackoff of `options` gives, asked at time 0, until
+// it ends (at most 6).
+std::vector<absl::Duration> DelaysOf(const BackoffOptions& options) {
+  std::unique_ptr<Scheduler> backoff = ExponentialBackoff(options).value();
+  std::vector<absl::Duration> delays;
+  for (int i = 0; i < 6; ++i) {
+    std::optional<absl::Duration> next = Ask(*backoff, 0, 0);
+    if (!next.has_value()) break;
+    delays.push_back(*next);
+  }
+  return delays;
+}
+
 TEST(FixedRateTest, AddsThePeriodAndSkipsMissedRuns) {
   std::unique_ptr<Scheduler> rate = FixedRate(Ms(10)).value();
   EXPECT_EQ(Ask(*rate, 0, 0), Ms(10));  // before the first run
@@ -95,13 +108,7 @@ TEST(ExponentialBackoffTest, GrowsCapsAndEnds) {
   options.multiplier = 3;
   options.jitter = 0;
   options.max_attempts = 5;
-  std::unique_ptr<Scheduler> backoff = ExponentialBackoff(options).value();
-  std::vector<absl::Duration> delays;
-  for (int i = 0; i < 6; ++i) {
-    std::optional<absl::Duration> next = Ask(*backoff, 0, 0);
-    if (!next.has_value()) break;
-    delays.push_back(*next);
-  }
+  const std::vector<absl::Duration> delays = DelaysOf(options);
   EXPECT_THAT(delays,
               ElementsAre(Ms(100), Ms(300), Ms(900), Ms(1000), Ms(1000)));
 }
@@ -114,13 +121,7 @@ TEST(ExponentialBackoffTest, FirstAttemptAtOnceThenTheSameDelays) {
   options.jitter = 0;
   options.max_attempts = 4;
   options.first_attempt_at_once = true;
-  std::unique_ptr<Scheduler> backoff = ExponentialBackoff(options).value();
-  std::vector<absl::Duration> delays;
-  for (int i = 0; i < 6; ++i) {
-    std::optional<absl::Duration> next = Ask(*backoff, 0, 0);
-    if (!next.has_value()) break;
-    delays.push_back(*next);
-  }
+  const std::vector<absl::Duration> delays = DelaysOf(options);
   // Four attempts in all, the first of them at once.
   EXPECT_THAT(delays,
               ElementsAre(absl::ZeroDuration(), Ms(100), Ms(300), Ms(900)));

@@ -1009,6 +1009,23 @@ class CancelAllLoop {
   std::thread thread_;  // last: starts once the fields above exist
 };
 
+// ChurnWithStops of the timers `make` makes on `wheel`, with CancelAll in a
+// loop meanwhile; returns the churn and how many CancelAll cancelled, once
+// the wheel is idle with nothing pending (and a Shutdown finds nothing).
+std::pair<Churn, int64_t> ChurnWithStopsAndCancelAll(
+    TimingWheel* wheel, size_t keep,
+    const std::function<absl::StatusOr<Timer>(std::mt19937_64&)>& make) {
+  CancelAllLoop cancel_all(wheel);
+  const Churn churn = ChurnWithStops(kChurnTime, keep, make);
+  const int64_t cancelled = cancel_all.Finish();
+  EXPECT_GT(churn.made, 1000);
+  EXPECT_GT(cancelled, 0);
+  wheel->WaitIdle();
+  EXPECT_EQ(wheel->Pending(), 0);
+  EXPECT_EQ(wheel->Shutdown(), 0);
+  return {churn, cancelled};
+}
+
 TEST(StressTest, CascadeRacingStopCancelAllAndLastHandle) {
   // As CascadeRacingStopAndLastHandle, with CancelAll in a loop: it takes
   // its own reference to timers in transit with the advancer and in the
@@ -1018,20 +1035,13 @@ TEST(StressTest, CascadeRacingStopCancelAllAndLastHandle) {
                 /*workers=*/1);
   ASSERT_NE(wheel, nullptr);
   std::atomic<int64_t> ran{0};
-  CancelAllLoop cancel_all(wheel.get());
-  const Churn churn =
-      ChurnWithStops(kChurnTime, /*keep=*/200, [&](std::mt19937_64& rng) {
+  const auto [churn, cancelled] = ChurnWithStopsAndCancelAll(
+      wheel.get(), /*keep=*/200, [&](std::mt19937_64& rng) {
         const absl::Duration d =
             absl::Microseconds(200 + absl::Uniform(rng, 0, 2000));
         return wheel->AfterFunc(
             d, [&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
       });
-  const int64_t cancelled = cancel_all.Finish();
-  EXPECT_GT(churn.made, 1000);
-  EXPECT_GT(cancelled, 0);
-  wheel->WaitIdle();
-  EXPECT_EQ(wheel->Pending(), 0);
-  EXPECT_EQ(wheel->Shutdown(), 0);
   EXPECT_EQ(ran.load() + churn.stopped + cancelled, churn.made)
       << "each timer either ran, was stopped or was cancelled";
 }
@@ -1045,22 +1055,15 @@ TEST(StressTest, RearmRacingStopCancelAllAndLastHandle) {
                 /*workers=*/2);
   ASSERT_NE(wheel, nullptr);
   std::atomic<int64_t> runs{0};
-  CancelAllLoop cancel_all(wheel.get());
-  const Churn churn =
-      ChurnWithStops(kChurnTime, /*keep=*/20, [&](std::mt19937_64& rng) {
+  const auto [churn, cancelled] = ChurnWithStopsAndCancelAll(
+      wheel.get(), /*keep=*/20, [&](std::mt19937_64& rng) {
         const absl::Duration period =
             absl::Microseconds(50 + absl::Uniform(rng, 0, 200));
         return wheel->Every(
             period, [&runs] { runs.fetch_add(1, std::memory_order_relaxed); });
       });
-  const int64_t cancelled = cancel_all.Finish();
-  EXPECT_GT(churn.made, 1000);
-  EXPECT_GT(cancelled, 0);
   // A periodic timer ends only by a Stop or a cancel.
   EXPECT_EQ(churn.stopped + cancelled, churn.made);
-  wheel->WaitIdle();
-  EXPECT_EQ(wheel->Pending(), 0);
-  EXPECT_EQ(wheel->Shutdown(), 0);
 }
 
 }  // namespace
