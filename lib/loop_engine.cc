@@ -32,6 +32,10 @@ LoopEngine::LoopEngine(LoopOptions options)
       by_tick_(time_.tick_ns()),
       max_deadline_ns_(kMaxTick / time_.tick_ns() * time_.tick_ns()),
       max_pending_(options.max_pending),
+      small_nodes_(sizeof(LoopNode) + LoopNode::kSmallCallable,
+                   options.spare_timers),
+      wide_nodes_(sizeof(LoopNode) + LoopNode::kWideCallable,
+                  options.spare_timers),
       core_(options.wheel_size) {}
 
 void LoopEngine::CheckThreadSlow(const char* what) {

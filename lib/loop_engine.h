@@ -172,10 +172,10 @@ class LoopEngine {
   const int64_t max_deadline_ns_;  // the last whole tick below 2^63 ns
   const int64_t max_pending_;
   // The nodes' memory: neighbours in a bucket were mostly made one after
-  // another, so a flush walks memory that is mostly contiguous. Freed only
-  // with the engine.
-  LoopNodePool small_nodes_{sizeof(LoopNode) + LoopNode::kSmallCallable};
-  LoopNodePool wide_nodes_{sizeof(LoopNode) + LoopNode::kWideCallable};
+  // another, so a flush walks memory that is mostly contiguous. Each keeps
+  // LoopOptions::spare_timers free blocks and gives back the rest.
+  LoopNodePool small_nodes_;
+  LoopNodePool wide_nodes_;
   WheelCore core_;
   NodeList due_;
   int64_t pending_ = 0;

@@ -5,37 +5,103 @@
 
 #include <sys/mman.h>
 
-#include <algorithm>
+#include <cstdint>
 #include <new>
 
 namespace timingwheel::internal {
 
-LoopNodePool::LoopNodePool(size_t block_size)
-    : block_size_(block_size), alignment_(block_size == 64 ? 64 : 16) {}
+LoopNodePool::LoopNodePool(size_t block_size, int64_t spare_blocks)
+    : block_size_(block_size),
+      spare_blocks_(spare_blocks),
+      chunk_blocks_(static_cast<int64_t>(kChunkBytes / block_size)) {
+  UpdateReleaseBelow();
+}
 
 LoopNodePool::~LoopNodePool() {
-  for (const Chunk& chunk : chunks_) {
-    ::operator delete(chunk.begin, std::align_val_t(chunk.alignment));
+  for (Chunk* chunk : chunks_) {
+    ASAN_UNPOISON_MEMORY_REGION(chunk, kChunkBytes);
+    munmap(chunk, kChunkBytes);
   }
 }
 
+void* LoopNodePool::AllocateSlow() {
+  if (current_ == nullptr || current_->carve_next == ChunkEnd(current_)) {
+    // The fullest chunk with room: the emptiest are left to empty.
+    Chunk* fullest = nullptr;
+    for (Chunk* chunk : chunks_) {
+      const bool room =
+          chunk->free != nullptr || chunk->carve_next != ChunkEnd(chunk);
+      if (room && (fullest == nullptr || chunk->live > fullest->live)) {
+        fullest = chunk;
+      }
+    }
+    if (fullest == nullptr) {
+      NewChunk();
+    } else {
+      current_ = fullest;
+    }
+    if (current_->free != nullptr) return Allocate();
+  }
+  void* block = current_->carve_next;
+  current_->carve_next += block_size_;
+  bytes_ += block_size_;
+  ++current_->live;
+  return block;
+}
+
+void LoopNodePool::ReleaseIfSpare(Chunk* chunk) {
+  int64_t live = 0;
+  for (const Chunk* each : chunks_) live += each->live;
+  if (live < release_below_) Release(chunk);
+}
+
 void LoopNodePool::NewChunk() {
-  const size_t bytes = next_chunk_blocks_ * block_size_;
-  // A chunk of 2 MiB or more is aligned to a huge page and asks for huge
-  // pages: a cascade or a run of due timers walks nodes that lie far apart
-  // (a bucket's timers were made among a million others), and with 4 KiB
-  // pages each node is a TLB miss as well as a cache miss.
-  const bool huge = bytes >= kHugePage;
-  const size_t alignment = huge ? kHugePage : alignment_;
-  char* chunk =
-      static_cast<char*>(::operator new(bytes, std::align_val_t(alignment)));
-  if (huge) madvise(chunk, bytes, MADV_HUGEPAGE);  // advice: may be refused
-  chunks_.push_back({chunk, alignment});
-  carve_next_ = chunk;
-  carve_end_ = chunk + bytes;
-  bytes_ += bytes;
-  next_chunk_blocks_ =
-      std::min(next_chunk_blocks_ * 2, kMaxChunkBytes / block_size_);
+  // Maps twice the chunk, then keeps the part aligned to kChunkBytes.
+  void* mapped = mmap(nullptr, 2 * kChunkBytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) throw std::bad_alloc();
+  const uintptr_t misalignment =
+      reinterpret_cast<uintptr_t>(mapped) & (kChunkBytes - 1);
+  const size_t head = misalignment == 0 ? 0 : kChunkBytes - misalignment;
+  char* begin = static_cast<char*>(mapped) + head;
+  if (head > 0) munmap(mapped, head);
+  munmap(begin + kChunkBytes, kChunkBytes - head);
+  // Every chunk but the first asks for huge pages: a cascade or a run of due
+  // timers walks nodes that lie far apart (a bucket's timers were made among
+  // a million others), and with 4 KiB pages each node is a TLB miss as well
+  // as a cache miss. The first is left to small wheels.
+  if (!chunks_.empty()) {
+    madvise(begin, kChunkBytes, MADV_HUGEPAGE);  // advice: may be refused
+  }
+  auto* chunk = reinterpret_cast<Chunk*>(begin);
+  chunk->free = nullptr;
+  chunk->carve_next = begin + block_size_;
+  chunk->live = 0;
+  chunk->index = chunks_.size();
+  chunks_.push_back(chunk);
+  current_ = chunk;
+  bytes_ += block_size_;
+  UpdateReleaseBelow();
+}
+
+void LoopNodePool::Release(Chunk* chunk) {
+  bytes_ -=
+      static_cast<size_t>(chunk->carve_next - reinterpret_cast<char*>(chunk));
+  Chunk* last = chunks_.back();
+  last->index = chunk->index;
+  chunks_[chunk->index] = last;
+  chunks_.pop_back();
+  if (current_ == chunk) current_ = nullptr;
+  ASAN_UNPOISON_MEMORY_REGION(chunk, kChunkBytes);
+  munmap(chunk, kChunkBytes);
+  UpdateReleaseBelow();
+}
+
+void LoopNodePool::UpdateReleaseBelow() {
+  // Without one chunk the others hold (chunks - 1) * (chunk_blocks_ - 1)
+  // blocks; with fewer than this in use, at least spare_blocks_ are free.
+  const auto others = static_cast<int64_t>(chunks_.size()) - 1;
+  release_below_ = others * (chunk_blocks_ - 1) - spare_blocks_ + 1;
 }
 
 }  // namespace timingwheel::internal

@@ -28,13 +28,26 @@
 // nodes by 32-bit indices, which issue 25 does for both wheels.
 //
 // The pool is the engine's alone (one owner, the loop's thread: no lock, no
-// thread cache): a free list of blocks of one size, carved lazily from
-// chunks that grow from 64 blocks to 4 MiB and are given back with the pool.
-// Chunks of 2 MiB or more are aligned to huge pages and advised to use them
-// (madvise): a wheel of a million timers walks nodes spread over 64 MiB. Freed
-// blocks are reused last in, first out, so a loop that adds and stops timers
-// keeps reusing one warm block. Under AddressSanitizer a free block is poisoned
-// but for its link.
+// thread cache). Its memory comes in chunks of 4 MiB, each mapped at a 4 MiB
+// boundary: a block finds its chunk by masking its address, and the chunk's
+// first block holds the chunk's header (its free list and live count).
+// Blocks are carved lazily, so a small wheel touches only the pages it uses.
+// Every chunk but the first is advised to use huge pages (madvise): a wheel
+// of a million timers walks nodes spread over 64 MiB.
+//
+// Memory goes back after a spike: new blocks come from one chunk until it
+// has none left, then from the fullest chunk that has room (freed blocks are
+// reused last in, first out within it, so a loop that adds and stops timers
+// keeps reusing one warm block), which lets the others empty as timers end; a
+// chunk left empty by a Free is unmapped at once (one munmap: well under a
+// millisecond; the Free sums the chunks' live counts, 256 chunks a GiB) if
+// the pool still keeps `spare_blocks` free blocks without it.
+// After a spike the pool keeps the chunks that hold live blocks, plus at most
+// `spare_blocks` and one chunk's worth of free ones. munmap, not
+// madvise(MADV_DONTNEED) as NodePool does (node_pool.h): a chunk is a mapping
+// of its own, its address is not kept for reuse, and the address space's lock
+// is taken once per 4 MiB given back. Under AddressSanitizer a free block is
+// poisoned but for its link.
 //
 // Thread-safety: thread-compatible; the loop's thread only.
 
@@ -103,9 +116,10 @@ struct PeriodicLoopNode : LoopNode {
 
 class LoopNodePool {
  public:
-  // Blocks of `block_size` bytes (a multiple of 16), aligned to 16, or to 64
-  // for blocks of 64 bytes.
-  explicit LoopNodePool(size_t block_size);
+  // Blocks of `block_size` bytes (a multiple of 16, at least 32), aligned to
+  // 16, or to 64 for blocks of 64 bytes; keeps `spare_blocks` free blocks
+  // when chunks empty (kMaxSpareTimers: keeps every chunk).
+  LoopNodePool(size_t block_size, int64_t spare_blocks);
   LoopNodePool(const LoopNodePool&) = delete;
   LoopNodePool& operator=(const LoopNodePool&) = delete;
   // Returns the chunks. Precondition: no block is in use any more.
@@ -113,41 +127,61 @@ class LoopNodePool {
 
   // A block, uninitialized.
   void* Allocate() {
-    if (free_ != nullptr) {
-      FreeBlock* block = free_;
-      Unpoison(block);
-      free_ = block->next;
-      return block;
-    }
-    if (carve_next_ == carve_end_) NewChunk();
-    void* block = carve_next_;
-    carve_next_ += block_size_;
+    Chunk* chunk = current_;
+    if (chunk == nullptr || chunk->free == nullptr) return AllocateSlow();
+    FreeBlock* block = chunk->free;
+    Unpoison(block);
+    chunk->free = block->next;
+    ++chunk->live;
     return block;
   }
-  // Returns a block that Allocate gave.
+  // Returns a block that Allocate gave; unmaps its chunk if that leaves it
+  // empty and the pool keeps `spare_blocks` free blocks without it.
   void Free(void* block) {
     auto* free_block = static_cast<FreeBlock*>(block);
-    free_block->next = free_;
-    free_ = free_block;
+    Chunk* chunk = ChunkOf(block);
+    free_block->next = chunk->free;
+    chunk->free = free_block;
     Poison(free_block);
+    if (--chunk->live == 0) ReleaseIfSpare(chunk);
   }
 
-  // Bytes of chunks carved so far.
+  // Bytes of chunks carved so far and still mapped.
   size_t bytes() const { return bytes_; }
+
+  static constexpr size_t kChunkBytes = size_t{4} << 20;
 
  private:
   struct FreeBlock {
     FreeBlock* next;
   };
-  static constexpr size_t kFirstChunkBlocks = 64;
-  static constexpr size_t kHugePage = size_t{2} << 20;
-  static constexpr size_t kMaxChunkBytes = 2 * kHugePage;
+  // The first block of each chunk.
   struct Chunk {
-    char* begin;
-    size_t alignment;
+    FreeBlock* free;  // freed blocks, last in first out
+    char* carve_next;
+    int64_t live;  // blocks handed out and not freed
+    size_t index;  // in chunks_
   };
+  static_assert(sizeof(Chunk) <= 64, "a chunk's header fits its first block");
 
+  static Chunk* ChunkOf(void* block) {
+    const uintptr_t offset =
+        reinterpret_cast<uintptr_t>(block) & (uintptr_t{kChunkBytes} - 1);
+    return reinterpret_cast<Chunk*>(static_cast<char*>(block) - offset);
+  }
+  char* ChunkEnd(Chunk* chunk) const {
+    return reinterpret_cast<char*>(chunk) + chunk_blocks_ * block_size_;
+  }
+  // Allocate when the current chunk has no free block: carves one, or moves
+  // to the fullest chunk with room, or maps a new chunk.
+  void* AllocateSlow();
   void NewChunk();
+  // Unmaps an empty chunk if the others keep spare_blocks_ free blocks.
+  void ReleaseIfSpare(Chunk* chunk);
+  // Unmaps an empty chunk.
+  void Release(Chunk* chunk);
+  // Keeps release_below_ in step with the chunks held.
+  void UpdateReleaseBelow();
   // Poisons a free block but for its link (no-ops without AddressSanitizer).
   void Poison(FreeBlock* block) const {
     ASAN_POISON_MEMORY_REGION(
@@ -159,13 +193,16 @@ class LoopNodePool {
   }
 
   const size_t block_size_;
-  const size_t alignment_;
-  FreeBlock* free_ = nullptr;
-  char* carve_next_ = nullptr;
-  char* carve_end_ = nullptr;
-  size_t next_chunk_blocks_ = kFirstChunkBlocks;
+  const int64_t spare_blocks_;
+  // Blocks in a chunk, its header's included.
+  const int64_t chunk_blocks_;
+  Chunk* current_ = nullptr;  // where Allocate takes blocks from
+  // An empty chunk goes back while the live blocks (summed over the chunks
+  // when one empties: no count on the hot path) are below this: the free
+  // blocks of the other chunks are then at least spare_blocks_.
+  int64_t release_below_ = 0;
   size_t bytes_ = 0;
-  std::vector<Chunk> chunks_;
+  std::vector<Chunk*> chunks_;
 };
 
 }  // namespace timingwheel::internal

@@ -35,17 +35,26 @@ absl::Status ValidateShared(const char* type, absl::Duration tick,
   return absl::OkStatus();
 }
 
+// Options::spare_timers, LoopOptions::spare_timers.
+absl::Status ValidateSpareTimers(const char* type, int64_t spare_timers) {
+  if (spare_timers < 0 || spare_timers > kMaxSpareTimers) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        type, "::spare_timers is ", spare_timers, "; it must be from 0 to ",
+        kMaxSpareTimers, " (kMaxSpareTimers: keep all memory)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateOptions(const Options& options) {
   if (absl::Status status = ValidateShared(
           "Options", options.tick, options.wheel_size, options.max_pending);
       !status.ok()) {
     return status;
   }
-  if (options.spare_timers < 0 || options.spare_timers > kMaxSpareTimers) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Options::spare_timers is ", options.spare_timers,
-                     "; it must be from 0 to ", kMaxSpareTimers,
-                     " (kMaxSpareTimers: keep all memory)"));
+  if (absl::Status status =
+          ValidateSpareTimers("Options", options.spare_timers);
+      !status.ok()) {
+    return status;
   }
   if (options.workers < 0 || options.workers > kMaxWorkers) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -95,6 +104,11 @@ absl::Status CheckLoopOptions(LoopOptions* options) {
   if (absl::Status status =
           ValidateShared("LoopOptions", options->tick, options->wheel_size,
                          options->max_pending);
+      !status.ok()) {
+    return status;
+  }
+  if (absl::Status status =
+          ValidateSpareTimers("LoopOptions", options->spare_timers);
       !status.ok()) {
     return status;
   }

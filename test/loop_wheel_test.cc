@@ -43,6 +43,7 @@
 
 #include "absl/random/distributions.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -411,6 +412,24 @@ TEST_F(LoopWheelTest, ErrorsSayWhatWasWrong) {
   EXPECT_TRUE(absl::IsResourceExhausted(three.status()));
   EXPECT_TRUE(one.Stop());
   EXPECT_TRUE(wheel->AfterFunc(Ms(1), [] {}).ok());
+}
+
+TEST(LoopWheelOptionsTest, SpareTimersOutOfRangeIsRejected) {
+  for (const int64_t spare : {int64_t{-1}, kMaxSpareTimers + 1}) {
+    LoopOptions options;
+    options.spare_timers = spare;
+    const absl::Status status = LoopWheel::Create(std::move(options)).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status));
+    EXPECT_THAT(
+        status.message(),
+        HasSubstr(absl::StrCat("LoopOptions::spare_timers is ", spare,
+                               "; it must be from 0 to ", kMaxSpareTimers)));
+  }
+  for (const int64_t spare : {int64_t{0}, kMaxSpareTimers}) {
+    LoopOptions options;
+    options.spare_timers = spare;
+    EXPECT_TRUE(LoopWheel::Create(std::move(options)).ok()) << spare;
+  }
 }
 
 TEST_F(LoopWheelTest, AnExceptionReachesTheCallerAndLosesNoTimer) {

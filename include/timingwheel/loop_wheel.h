@@ -54,9 +54,10 @@
 // moved to the heap once.
 //
 // Memory: a timer's node is 64 bytes (one cache line) with a callback of up
-// to two pointers, 80 with a wider one; the wheel keeps the memory of its
-// peak number of timers until it is destroyed. The 48-byte node (issue 25),
-// and memory given back after a spike, are the next steps of the design.
+// to two pointers, 80 with a wider one. After a spike, the chunks its
+// timers emptied go back to the system as they empty, but for
+// LoopOptions::spare_timers spare nodes. The 48-byte node (issue 25) is the
+// next step of the design.
 
 #ifndef TIMINGWHEEL_LOOP_WHEEL_H_
 #define TIMINGWHEEL_LOOP_WHEEL_H_
@@ -200,6 +201,17 @@ struct LoopOptions {
   // Most timers pending at once; AfterFunc and the rest beyond it fail with
   // ResourceExhausted. 0 = unlimited.
   int64_t max_pending = 0;
+  // The memory of this many ended timers (of each node size, 64 and 80
+  // bytes) is kept for new ones; beyond it, memory goes back to the system.
+  // From 0 to kMaxSpareTimers (2^40: keep everything). Nodes come from
+  // chunks of 4 MiB; new timers fill the fullest chunk first, and a chunk
+  // left empty when a timer ends (Stop, RunDue, a handle's release) is
+  // unmapped at once (one munmap, well under a millisecond) unless the
+  // wheel would keep fewer than `spare_timers` free nodes. After a spike the
+  // wheel keeps the chunks that hold pending timers, plus about
+  // `spare_timers` free nodes and one chunk. The default keeps about 4 MiB
+  // (64-byte nodes).
+  int64_t spare_timers = 65536;
 };
 
 // The handle to one timer of a LoopWheel: cheap to copy, every copy refers
