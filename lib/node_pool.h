@@ -67,8 +67,10 @@
 //     thread, `tw-giveback`, started the first time a pool needs it, which
 //     takes the pools with leftover work in turn, one step each, through the
 //     registry (so that a pool destroyed meanwhile is never touched);
-//   * kOwnerCalls (a LoopWheel's pool: it has no threads): the owner's calls
-//     of Tidy(), one step each (LoopEngine::RunDue calls it).
+//   * kOwnerCalls: the owner's calls of Tidy(), one step each, for a pool
+//     whose owner has no thread to spare. No wheel uses it today (a
+//     LoopWheel has a pool of its own, lib/loop_node.h); node_pool_test
+//     drives the tail through it step by step, deterministically.
 //
 // Why madvise(MADV_DONTNEED) of an empty slab, not munmap, nor MADV_FREE:
 // MADV_FREE leaves the pages counted in RSS until the system runs short,
