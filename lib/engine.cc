@@ -126,17 +126,8 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
   }
   if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
   const int64_t now_ns = time_.NowNs();
-  const absl::Duration now = time_.ToClock(now_ns);
-  // On the caller's thread: an exception reaches the caller.
-  const std::optional<absl::Duration> first = scheduler->NextDelay({now, now});
-  if (!first.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        caller,
-        ": the scheduler ended before the first run (NextDelay returned "
-        "nullopt); it must return a first delay"));
-  }
   absl::StatusOr<int64_t> deadline =
-      time_.DeadlineAfter(now_ns, *first, caller);
+      time_.FirstRunDeadline(*scheduler, now_ns, caller);
   if (!deadline.ok()) return deadline.status();
   return NewArmed(std::move(f), std::move(scheduler), *deadline, now_ns,
                   caller);

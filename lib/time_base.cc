@@ -97,6 +97,20 @@ absl::StatusOr<int64_t> TimeBase::DeadlineAt(absl::Duration when,
       absl::FormatDuration(origin_ + absl::Nanoseconds(max_deadline_ns_))));
 }
 
+absl::StatusOr<int64_t> TimeBase::FirstRunDeadline(Scheduler& scheduler,
+                                                   int64_t now_ns,
+                                                   const char* caller) const {
+  const absl::Duration now = ToClock(now_ns);
+  const std::optional<absl::Duration> first = scheduler.NextDelay({now, now});
+  if (!first.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller,
+        ": the scheduler ended before the first run (NextDelay returned "
+        "nullopt); it must return a first delay"));
+  }
+  return DeadlineAfter(now_ns, *first, caller);
+}
+
 std::optional<int64_t> TimeBase::NextRunAfter(int64_t now_ns,
                                               absl::Duration delay) const {
   if (delay <= absl::ZeroDuration()) {

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "timingwheel/clock.h"
+#include "timingwheel/scheduler.h"
 
 namespace timingwheel::internal {
 
@@ -82,6 +83,13 @@ class TimeBase {
   // (rounded up); a delay <= 0 means the next tick boundary after now, so a
   // schedule that keeps answering 0 runs once a tick, not in a loop. nullopt
   // when the deadline would be out of range: the schedule ends.
+  // The deadline of a periodic timer's first run: `scheduler` asked at
+  // `now_ns` for the delay until it (on the calling thread: an exception
+  // reaches the caller). InvalidArgument, whose message starts with
+  // `caller`, when the schedule ends before its first run or the deadline is
+  // out of range.
+  absl::StatusOr<int64_t> FirstRunDeadline(Scheduler& scheduler, int64_t now_ns,
+                                           const char* caller) const;
   std::optional<int64_t> NextRunAfter(int64_t now_ns,
                                       absl::Duration delay) const;
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -21,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "test_util.h"
 #include "timingwheel/clock.h"
+#include "timingwheel/scheduler.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -147,6 +149,43 @@ TEST_F(TimeBaseTest, TickOfIsTheFirstTickBoundaryAtOrAfterTheDeadline) {
   EXPECT_EQ(time_.TickOf(kMs), 1);
   EXPECT_EQ(time_.TickOf(kMs + 1), 2);
   EXPECT_EQ(time_.TickOf(-1), 0);  // a deadline before the origin is due
+}
+
+// A scheduler that answers `delay` and records the context it was asked in.
+class OneAnswer : public Scheduler {
+ public:
+  explicit OneAnswer(std::optional<absl::Duration> delay) : delay_(delay) {}
+  std::optional<absl::Duration> NextDelay(
+      const ScheduleContext& context) override {
+    asked_ = context;
+    return delay_;
+  }
+  ScheduleContext asked_{};
+
+ private:
+  const std::optional<absl::Duration> delay_;
+};
+
+TEST_F(TimeBaseTest, FirstRunDeadlineAsksTheSchedulerAtNow) {
+  OneAnswer scheduler(absl::Milliseconds(7));
+  absl::StatusOr<int64_t> deadline =
+      time_.FirstRunDeadline(scheduler, 3 * kMs, "Every");
+  ASSERT_TRUE(deadline.ok()) << deadline.status();
+  EXPECT_EQ(*deadline, 10 * kMs);
+  // The clock's time (origin 5 s), as both the "previous" and now.
+  EXPECT_EQ(scheduler.asked_.now, absl::Seconds(5) + absl::Milliseconds(3));
+  EXPECT_EQ(scheduler.asked_.previous_deadline, scheduler.asked_.now);
+}
+
+TEST_F(TimeBaseTest, FirstRunDeadlineOfAScheduleThatEndsAtOnceIsAnError) {
+  OneAnswer ended(std::nullopt);
+  absl::Status status = time_.FirstRunDeadline(ended, 0, "Every").status();
+  EXPECT_TRUE(absl::IsInvalidArgument(status));
+  EXPECT_THAT(status.message(),
+              HasSubstr("Every: the scheduler ended before the first run"));
+  OneAnswer too_far(absl::Hours(24 * 365 * 300));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      time_.FirstRunDeadline(too_far, 0, "Every").status()));
 }
 
 TEST_F(TimeBaseTest, NextRunAfterANonPositiveDelayIsTheNextTickBoundary) {
