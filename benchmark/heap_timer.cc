@@ -93,12 +93,7 @@ HeapTimer::~HeapTimer() { Shutdown(); }
 
 HeapTimer::Handle HeapTimer::AfterFunc(absl::Duration d,
                                        absl::AnyInvocable<void()> f) {
-  const int64_t now_ns = SteadyNowNs();
-  const int64_t delay_ns = std::max<int64_t>(absl::ToInt64Nanoseconds(d), 0);
-  const int64_t deadline_ns =
-      delay_ns > std::numeric_limits<int64_t>::max() - now_ns
-          ? std::numeric_limits<int64_t>::max()
-          : now_ns + delay_ns;
+  const int64_t deadline_ns = SteadyDeadlineNs(d);
   TimerHeap::Id id;
   bool earliest;
   {

@@ -54,6 +54,7 @@
 #ifndef TIMINGWHEEL_BENCHMARK_HEAP_TIMER_H_
 #define TIMINGWHEEL_BENCHMARK_HEAP_TIMER_H_
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -76,6 +77,16 @@ inline int64_t SteadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// SteadyNowNs() + d, as both heap baselines take it: a negative `d` is 0,
+// and the sum saturates at INT64_MAX.
+inline int64_t SteadyDeadlineNs(absl::Duration d) {
+  const int64_t now_ns = SteadyNowNs();
+  const int64_t delay_ns = std::max<int64_t>(absl::ToInt64Nanoseconds(d), 0);
+  return delay_ns > std::numeric_limits<int64_t>::max() - now_ns
+             ? std::numeric_limits<int64_t>::max()
+             : now_ns + delay_ns;
 }
 
 // A fixed set of threads running callbacks from one FIFO queue.

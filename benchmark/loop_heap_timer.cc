@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <utility>
 
 #include "heap_timer.h"
@@ -22,13 +21,7 @@ bool LoopHeapTimer::Handle::Stop() {
 
 LoopHeapTimer::Handle LoopHeapTimer::AfterFunc(absl::Duration d,
                                                absl::AnyInvocable<void()> f) {
-  const int64_t now_ns = SteadyNowNs();
-  const int64_t delay_ns = std::max<int64_t>(absl::ToInt64Nanoseconds(d), 0);
-  const int64_t deadline_ns =
-      delay_ns > std::numeric_limits<int64_t>::max() - now_ns
-          ? std::numeric_limits<int64_t>::max()
-          : now_ns + delay_ns;
-  return At(deadline_ns, std::move(f));
+  return At(SteadyDeadlineNs(d), std::move(f));
 }
 
 LoopHeapTimer::Handle LoopHeapTimer::At(int64_t deadline_ns,

@@ -131,6 +131,18 @@ constexpr int kWorkers = 2;
 //   Handle AfterFunc(absl::Duration, absl::AnyInvocable<void()>);  // Stop()
 //   int64_t Pending(); int64_t Shutdown(); int64_t errors();
 
+// The wheel `Create` made, or the benchmark aborts saying why (`what`
+// names the factory).
+template <typename W>
+std::unique_ptr<W> CreatedOrAbort(absl::StatusOr<std::unique_ptr<W>> wheel,
+                                  const char* what) {
+  if (!wheel.ok()) {
+    std::fprintf(stderr, "%s: %s\n", what, wheel.status().ToString().c_str());
+    std::abort();
+  }
+  return *std::move(wheel);
+}
+
 class Wheel {
  public:
   using Handle = timingwheel::Timer;
@@ -140,14 +152,8 @@ class Wheel {
     options.tick = absl::Milliseconds(1);
     options.wheel_size = 20;
     options.workers = workers;
-    absl::StatusOr<std::unique_ptr<TimingWheel>> wheel =
-        TimingWheel::Create(std::move(options));
-    if (!wheel.ok()) {
-      std::fprintf(stderr, "TimingWheel::Create: %s\n",
-                   wheel.status().ToString().c_str());
-      std::abort();
-    }
-    wheel_ = *std::move(wheel);
+    wheel_ = CreatedOrAbort(TimingWheel::Create(std::move(options)),
+                            "TimingWheel::Create");
   }
 
   Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f) {
@@ -209,14 +215,8 @@ class Loop {
     LoopOptions options;
     options.tick = kLoopTick;
     options.wheel_size = 20;
-    absl::StatusOr<std::unique_ptr<LoopWheel>> wheel =
-        LoopWheel::Create(std::move(options));
-    if (!wheel.ok()) {
-      std::fprintf(stderr, "LoopWheel::Create: %s\n",
-                   wheel.status().ToString().c_str());
-      std::abort();
-    }
-    wheel_ = *std::move(wheel);
+    wheel_ = CreatedOrAbort(LoopWheel::Create(std::move(options)),
+                            "LoopWheel::Create");
   }
 
   // The callable goes to the wheel as it is (kept inline in its node), as
