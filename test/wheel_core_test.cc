@@ -13,10 +13,15 @@
 //   * cascades spread out (Advance kSpread, then CascadeSome) give the same
 //     timers at the same wake-ups as cascades at once, a big bucket placed
 //     over several wake-ups;
+//   * AdvanceSome: a flush in slices; a cascade overtaken by the clock lets
+//     the lower bucket it filled and its own due timers out at once; a flush
+//     in progress still holds its timers for Remove and TakeAll;
 //   * a model test: randomized Add / Remove / Advance sequences (short and
 //     long delays, due ones, jumps of the clock, advances to the reported
-//     next release, cascades at once or spread, placed or left waiting)
-//     against a sorted multimap: every timer comes out exactly
+//     next release; as the event-loop wheel drives the core, cascades at
+//     once or spread, placed or left waiting; or as the threaded wheel's
+//     advancer does, each advance in one call or in slices) against a
+//     sorted multimap: every timer comes out exactly
 //     once, never before its tick, never after the Advance that reached it,
 //     in expiration order; NextRelease is never later than the earliest
 //     timer and is empty exactly when no timer is linked.
@@ -35,35 +40,9 @@
 #include "absl/random/distributions.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "wheel_core_test_peer.h"
 
 namespace timingwheel::internal {
-
-class WheelCoreTestPeer {
- public:
-  // The level whose bucket holds `node`, or -1.
-  static int LevelOf(const WheelCore& core, const CoreNode* node) {
-    for (size_t k = 0; k < core.levels_.size(); ++k) {
-      const WheelCore::Level& level = core.levels_[k];
-      for (int slot = 0; slot < level.geometry.wheel_size; ++slot) {
-        const CoreBucket& bucket = level.buckets[static_cast<size_t>(slot)];
-        if (Holds(bucket, node)) return static_cast<int>(k);
-      }
-    }
-    return -1;
-  }
-  static size_t QueueEntries(const WheelCore& core) {
-    return core.queue_.size();
-  }
-
- private:
-  static bool Holds(const CoreBucket& bucket, const CoreNode* node) {
-    const CoreNode* head = &bucket.timers.head_;
-    for (const CoreNode* at = head->next; at != head; at = at->next) {
-      if (at == node) return true;
-    }
-    return false;
-  }
-};
 
 namespace {
 
@@ -272,7 +251,10 @@ TEST(WheelCoreTest, SpreadCascadesGiveTheSameTimersAtTheSameWakeUps) {
 // The model test: the core against a sorted multimap of (tick, id).
 class Model {
  public:
-  Model(int wheel_size, uint64_t seed) : core_(wheel_size), rng_(seed) {}
+  // `sliced`: advances as the threaded wheel's advancer makes them, else as
+  // the event-loop wheel's.
+  Model(int wheel_size, uint64_t seed, bool sliced)
+      : core_(wheel_size), rng_(seed), sliced_(sliced) {}
 
   void Run(int steps) {
     for (int step = 0; step < steps; ++step) {
@@ -370,13 +352,29 @@ class Model {
 
   void AdvanceTo(int64_t to) {
     NodeList due;
-    // Cascades at once, or spread out, then a share placed (or not: a later
-    // Advance must place what is left in time).
-    const bool spread = absl::Bernoulli(rng_, 0.5);
-    const int64_t appended = core_.Advance(
-        to, &due,
-        spread ? WheelCore::Cascades::kSpread : WheelCore::Cascades::kNow);
-    if (spread && absl::Bernoulli(rng_, 0.7)) core_.CascadeSome();
+    int64_t appended = 0;
+    if (sliced_) {
+      // As the threaded wheel's advancer: at once, or in slices at one tick
+      // (the same as one Advance).
+      if (absl::Bernoulli(rng_, 0.5)) {
+        appended = core_.Advance(to, &due);
+      } else {
+        const int64_t linked = core_.size();
+        while (
+            !core_.AdvanceSome(to, &due, absl::Uniform<int64_t>(rng_, 0, 8))) {
+        }
+        appended = linked - core_.size();
+      }
+    } else {
+      // As the event-loop wheel: cascades at once, or spread out, then a
+      // share placed (or not: a later Advance must place what is left in
+      // time).
+      const bool spread = absl::Bernoulli(rng_, 0.5);
+      appended = core_.Advance(
+          to, &due,
+          spread ? WheelCore::Cascades::kSpread : WheelCore::Cascades::kNow);
+      if (spread && absl::Bernoulli(rng_, 0.7)) core_.CascadeSome();
+    }
     int64_t count = 0;
     int64_t last = std::numeric_limits<int64_t>::min();
     while (CoreNode* node = due.PopFront()) {
@@ -411,18 +409,67 @@ class Model {
 
   WheelCore core_;
   std::mt19937_64 rng_;
+  const bool sliced_;
   int next_id_ = 0;
   std::multimap<int64_t, int> expected_;
   std::vector<TestTimer*> linked_;
   std::vector<std::unique_ptr<TestTimer>> timers_;
 };
 
+TEST(WheelCoreTest, ACascadeOvertakenByTheClockLetsItsDueTimersOutAtOnce) {
+  // wheel_size 4: 64 timers at tick 9 share the level-1 bucket @8, released
+  // at 7. Its flush is sliced; once the clock has passed 9, the level-0
+  // bucket @9 that the flush has filled so far is flushed first, and the
+  // timers not moved yet come out due as they are reached: each slice
+  // hands out due timers, none waits for the end of the cascade.
+  WheelCore core(4);
+  std::vector<TestTimer> timers(64);
+  for (size_t i = 0; i < timers.size(); ++i) {
+    timers[i].id = static_cast<int>(i);
+    ASSERT_TRUE(core.Add(&timers[i], 9));
+  }
+  NodeList due;
+  EXPECT_FALSE(core.AdvanceSome(7, &due, 16));
+  EXPECT_TRUE(due.empty()) << "moved down, not due at 7";
+  EXPECT_FALSE(core.AdvanceSome(9, &due, 16));
+  EXPECT_THAT(Drain(&due),
+              ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+      << "the bucket @9 waited for the end of the cascade";
+  EXPECT_FALSE(core.AdvanceSome(9, &due, 16));
+  EXPECT_EQ(Drain(&due).size(), 16u) << "reached, the rest are due";
+  EXPECT_TRUE(core.AdvanceSome(9, &due, 1000));
+  EXPECT_EQ(Drain(&due).size(), 32u);
+  EXPECT_EQ(core.size(), 0);
+  EXPECT_EQ(core.NextRelease(), std::nullopt);
+}
+
+TEST(WheelCoreTest, TimersOfAFlushInProgressCanBeRemovedAndTaken) {
+  WheelCore core(4);
+  std::vector<TestTimer> timers(8);
+  for (size_t i = 0; i < timers.size(); ++i) {
+    timers[i].id = static_cast<int>(i);
+    ASSERT_TRUE(core.Add(&timers[i], 9));
+  }
+  NodeList due;
+  ASSERT_FALSE(core.AdvanceSome(7, &due, 2));
+  EXPECT_EQ(core.NextRelease(), 7) << "a flush under way is work now";
+  core.Remove(&timers[5]);  // not moved yet
+  core.Remove(&timers[0]);  // moved to level 0
+  EXPECT_EQ(core.size(), 6);
+  NodeList all;
+  core.TakeAll(&all);
+  std::vector<int> taken = Drain(&all);
+  std::sort(taken.begin(), taken.end());
+  EXPECT_EQ(taken, (std::vector<int>{1, 2, 3, 4, 6, 7}));
+  EXPECT_EQ(core.NextRelease(), std::nullopt);
+}
+
 class WheelCoreModelTest : public testing::TestWithParam<int> {};
 
 TEST_P(WheelCoreModelTest, MatchesASortedMap) {
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE(testing::Message() << "seed " << seed);
-    Model model(GetParam(), seed);
+    Model model(GetParam(), seed, /*sliced=*/seed % 2 == 0);
     model.Run(10'000);
     if (HasFailure()) return;
   }

@@ -97,6 +97,13 @@ class NodeList {
   }
   // The first node, or null when empty.
   CoreNode* Front() const { return empty() ? nullptr : head_.next; }
+  // Puts `node` first. Precondition: not linked.
+  void PushFront(CoreNode* node) {
+    node->prev = &head_;
+    node->next = head_.next;
+    head_.next->prev = node;
+    head_.next = node;
+  }
   // Takes out the first node, or returns null when empty.
   CoreNode* PopFront() {
     if (empty()) return nullptr;

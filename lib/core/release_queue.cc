@@ -50,9 +50,12 @@ std::optional<int64_t> ReleaseQueue::NextRelease() {
   return heap_.front().release_tick;
 }
 
-CoreBucket* ReleaseQueue::PopDue(int64_t now_tick, int64_t* release_tick,
-                                 int* level) {
-  if (!DropStale() || heap_.front().release_tick > now_tick) return nullptr;
+CoreBucket* ReleaseQueue::PopDueBelow(int64_t now_tick, int below,
+                                      int64_t* release_tick, int* level) {
+  if (!DropStale() || heap_.front().release_tick > now_tick ||
+      heap_.front().level >= below) {
+    return nullptr;
+  }
   const Entry head = heap_.front();
   PopTop();
   head.bucket->queued_release = CoreBucket::kNotQueued;

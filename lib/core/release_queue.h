@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -51,7 +52,13 @@ class ReleaseQueue {
   // Takes out the head bucket if it holds timers and is released by
   // `now_tick`, setting `*release_tick` and `*level`; else null (stale
   // entries on top are dropped). Taken out, the bucket is no longer queued.
-  CoreBucket* PopDue(int64_t now_tick, int64_t* release_tick, int* level);
+  CoreBucket* PopDue(int64_t now_tick, int64_t* release_tick, int* level) {
+    return PopDueBelow(now_tick, std::numeric_limits<int>::max(), release_tick,
+                       level);
+  }
+  // PopDue of a bucket of a level below `below` only.
+  CoreBucket* PopDueBelow(int64_t now_tick, int below, int64_t* release_tick,
+                          int* level);
 
   // Entries, stale ones included.
   size_t size() const { return heap_.size(); }

@@ -4,6 +4,8 @@
 #include "core/wheel_core.h"
 
 #include <algorithm>
+#include <limits>
+#include <memory>
 
 namespace timingwheel::internal {
 
@@ -118,6 +120,65 @@ int64_t WheelCore::Advance(int64_t now_tick, NodeList* due, Cascades cascades) {
   return appended;
 }
 
+bool WheelCore::AdvanceSome(int64_t now_tick, NodeList* due, int64_t budget) {
+  target_tick_ = std::max({target_tick_, now_tick, now_tick_});
+  for (;;) {
+    // Kafka's advanceClock: the levels move to the release of the next due
+    // bucket. While a flush is under way: only when a later tick was asked
+    // for since it began (else due timers leave as Advance hands them out),
+    // and of a lower level, whose timers that tick may have made due before
+    // the rest of the flush's.
+    int below = std::numeric_limits<int>::max();
+    if (depth_ > 0) {
+      const Flush& inner = *flushes_[depth_ - 1];
+      below = target_tick_ > inner.target_tick ? inner.level : 0;
+    }
+    int64_t release_tick = 0;
+    int level = 0;
+    if (CoreBucket* bucket =
+            queue_.PopDueBelow(target_tick_, below, &release_tick, &level)) {
+      MoveTo(release_tick);
+      if (depth_ == flushes_.size()) {
+        flushes_.push_back(std::make_unique<Flush>());
+      }
+      Flush& flush = *flushes_[depth_++];
+      flush.timers.Splice(&bucket->timers);
+      flush.level = level;
+      flush.target_tick = target_tick_;
+      continue;
+    }
+    if (depth_ == 0) break;
+    // Kafka's flush: each timer of the released bucket is placed again (a
+    // lower level) or is due.
+    Flush& flush = *flushes_[depth_ - 1];
+    CoreNode* node = flush.timers.PopFront();
+    if (node == nullptr) {
+      --depth_;
+      continue;
+    }
+    if (budget <= 0) {
+      flush.timers.PushFront(node);
+      return false;
+    }
+    --budget;
+    // A cascade walks nodes that are mostly cache misses. Taking `node` out
+    // touched the next one: fetch the one after it while `node` is placed.
+    if (CoreNode* next = flush.timers.Front()) {
+      __builtin_prefetch(next->next, 1);
+    }
+    // Due by a tick asked for after the flush began: out at once, not
+    // after the rest of the flush.
+    const bool overtaken = target_tick_ > flush.target_tick &&
+                           node->expiration_tick <= target_tick_;
+    if (overtaken || !Place(node)) {
+      due->Push(node);
+      --size_;
+    }
+  }
+  MoveTo(target_tick_);
+  return true;
+}
+
 int64_t WheelCore::CascadeSome() {
   if (waiting_.empty()) return 0;
   const std::optional<int64_t> release = queue_.NextRelease();
@@ -160,6 +221,7 @@ void WheelCore::TakeAll(NodeList* out) {
   }
   NodeChain chain = waiting_.TakeAll();
   while (!chain.empty()) out->Push(chain.Pop());
+  for (; depth_ > 0; --depth_) out->Splice(&flushes_[depth_ - 1]->timers);
   waiting_count_ = 0;
   cascade_by_ = kMaxTick;
   queue_ = ReleaseQueue();

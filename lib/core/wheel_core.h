@@ -99,6 +99,7 @@ class WheelCore {
   // The tick at which Advance next has work (a bucket's release), or
   // nullopt when no timer is linked.
   std::optional<int64_t> NextRelease() {
+    if (depth_ > 0) return now_tick_;  // a flush of AdvanceSome under way
     std::optional<int64_t> next = queue_.NextRelease();
     if (!waiting_.empty() && (!next.has_value() || *next > cascade_by_)) {
       next = cascade_by_;
@@ -126,6 +127,22 @@ class WheelCore {
   // neither delays those nor happens in one tick. None is ever due, so it
   // returns no timer.
   int64_t CascadeSome();
+
+  // Advance (kNow) in slices, for an owner that must not stop for a cascade
+  // of millions (the threaded wheel's advancer): moves at most `budget`
+  // timers (down a level, or out as due), and returns true once it has
+  // reached `now_tick` with no released bucket left, false when the budget
+  // ran out first (call again, with the same or a later tick). In one call,
+  // or in slices at one tick, due timers come out as Advance hands them
+  // out. When a later tick is asked for while a bucket's flush is under way
+  // (the clock moved on during a big cascade), a bucket of a lower level
+  // due by then is flushed first, and a timer of the flush due by then
+  // comes out at once: a cascade of millions holds up no timer due
+  // meanwhile, nor its own due timers until its end (they leave out of
+  // expiration order). The timers of a flush under way are still linked:
+  // Remove and TakeAll take them too. Precondition: no Advance(kSpread)
+  // timers wait to cascade (an owner uses one of the two).
+  bool AdvanceSome(int64_t now_tick, NodeList* due, int64_t budget);
 
   // Takes every linked timer out into `out`, in no particular order (the
   // owner is shutting down).
@@ -163,6 +180,18 @@ class WheelCore {
   // and the tick before which they must be: the levels never move to it
   // while any waits. `waiting_count_` is at least how many wait.
   NodeList waiting_;
+  // AdvanceSome: the latest tick asked for (at least now_tick_), and the
+  // flushes under way, innermost last (a bucket of a lower level flushed
+  // first, at most one per level). `flushes_` only grows; the first
+  // `depth_` are under way.
+  struct Flush {
+    NodeList timers;
+    int level = 0;
+    int64_t target_tick = 0;  // target_tick_ when the flush began
+  };
+  int64_t target_tick_ = 0;
+  std::vector<std::unique_ptr<Flush>> flushes_;
+  size_t depth_ = 0;
   int64_t waiting_count_ = 0;
   int64_t cascade_by_ = kMaxTick;
 };
