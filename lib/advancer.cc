@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 #endif
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -17,27 +16,23 @@
 namespace timingwheel::internal {
 namespace {
 
-// How far ahead the advancer prefetches the nodes of a flushed bucket.
+// Timers a round moves (down a level, or out as due) between two readings
+// of the clock and two hand-offs to the runner: the workers start on a
+// burst before all of it is moved.
+constexpr int64_t kSlice = 1024;
+// How far ahead ApplyInbox fetches the nodes of the submissions.
 constexpr size_t kPrefetch = 8;
-// Nodes of a flushed bucket in one chunk: between two readings of the clock,
-// two hand-offs of its due timers to the runner, two pauses, and two looks at
-// the inbox (a multiple of it).
-constexpr size_t kClockEvery = 1024;
-constexpr size_t kFlushSlice = 4 * kClockEvery;
-// A big bucket is mostly cache misses: fetch the node kPrefetch ahead.
-void PrefetchAhead(const NodeArray& nodes, size_t i) {
-  if (i + kPrefetch >= nodes.size()) return;
-  const char* ahead = reinterpret_cast<const char*>(nodes[i + kPrefetch]);
-  __builtin_prefetch(ahead, 1);
-  __builtin_prefetch(ahead + 64, 1);
-  __builtin_prefetch(ahead + sizeof(TimerNode) - 1, 1);
-}
 
 }  // namespace
 
-Advancer::Advancer(Wheel* wheel, Runner* runner, const TimeBase* time,
-                   TimerCounts* counts)
-    : wheel_(wheel), runner_(runner), time_(time), counts_(counts) {}
+Advancer::Advancer(const TimeBase* time, int wheel_size, Inbox* inbox,
+                   Runner* runner, TimerCounts* counts)
+    : time_(time),
+      inbox_(inbox),
+      runner_(runner),
+      counts_(counts),
+      core_(wheel_size),
+      alarm_(time) {}
 
 absl::Status Advancer::Start(
     RefCounted* owner, const std::function<void(ThreadRole)>& on_thread_start) {
@@ -59,6 +54,8 @@ absl::Status Advancer::Start(
   owner->Ref();
   absl::StatusOr<std::thread> advancer =
       ThreadStarter::Start([this, owner, on_thread_start] {
+        advancer_id_.store(std::this_thread::get_id(),
+                           std::memory_order_release);
         on_thread_start(ThreadRole::kAdvancer);
         AdvancerLoop();
         owner->Unref();
@@ -75,16 +72,16 @@ absl::Status Advancer::Start(
 
 void Advancer::Stop() {
   stopping_.store(true, std::memory_order_release);
-  wheel_->queue().Close();
+  alarm_.Close();
+  inbox_->Wake();
   {
-    MutexLock lock(&inbox_mu_);
-    inbox_closed_ = true;
-    inbox_cv_.NotifyAll();
+    MutexLock lock(&request_mu_);
+    requests_closed_ = true;
+    request_cv_.NotifyAll();
   }
-  // A callback run inline on the advancer (the user's executor) may be the
-  // caller: that thread cannot join itself. It is detached; it finds the
-  // wheel closed when the callback returns, cancels what it still holds
-  // (counted in Stats::cancelled) and exits.
+  // A task run inline on the advancer (the user's executor) may be the
+  // caller: that thread cannot join itself. It is detached, and exits when
+  // the task returns.
   for (std::thread* thread : {&poller_, &advancer_}) {
     if (!thread->joinable()) continue;
     if (thread->get_id() == std::this_thread::get_id()) {
@@ -99,149 +96,220 @@ void Advancer::PollerLoop() {
 #ifdef __linux__
   // Linux lets a timed sleep overrun by the thread's timer slack, 50 us by
   // default, to batch wake-ups; every timer would be that much later. The
-  // poller wakes once per due bucket, not per tick, so it asks for 1 us.
+  // poller wakes once per due release, not per tick, so it asks for 1 us.
   prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 #endif
-  std::vector<DelayQueue::Entry> due;
-  while (wheel_->queue().Poll(&due)) {
-    MutexLock lock(&inbox_mu_);
-    if (inbox_closed_) break;
-    inbox_.insert(inbox_.end(), due.begin(), due.end());
-    inbox_cv_.NotifyOne();
-    due.clear();
-  }
+  while (alarm_.Wait()) inbox_->Wake();
 }
 
 void Advancer::AdvancerLoop() {
-  ReadyBuckets ready;  // released, not yet flushed
-  // Stopped, the advancer stops even with buckets left: Shutdown cancels
-  // their timers.
   while (!stopping_.load(std::memory_order_acquire)) {
-    if (ready.empty() && !WaitInbox(&ready)) break;
-    const DelayQueue::Entry entry = ready.top();
-    ready.pop();
-    Flush(entry, /*depth=*/0, &ready);
+    const uint64_t asked = rounds_asked_.load(std::memory_order_acquire);
+    const bool worked = Round();
+    const int64_t next = core_.NextRelease().value_or(Inbox::kNever);
+    alarm_.Set(next);
+    last_round_idle_.store(!worked, std::memory_order_relaxed);
+    rounds_ended_.store(asked, std::memory_order_release);
+    AfterRound();
+    // Stopped, maybe by the code AfterRound ran on this thread: then the
+    // core is no longer this thread's.
+    if (stopping_.load(std::memory_order_acquire)) break;
+    if (rounds_asked_.load(std::memory_order_acquire) != asked) continue;
+    if (inbox_->Idle(next)) inbox_->Sleep();
   }
 }
 
-bool Advancer::WaitInbox(ReadyBuckets* ready) {
-  MutexLock lock(&inbox_mu_);
-  while (inbox_.empty() && !inbox_closed_) inbox_cv_.Wait(&inbox_mu_);
-  MoveInbox(ready);
-  return !inbox_closed_;
+bool Advancer::Round() {
+  bool worked = ApplyInbox() > 0;
+  RunRequests();
+  if (AdvanceAll()) worked = true;
+  return worked;
 }
 
-void Advancer::TakeInbox(ReadyBuckets* ready) {
-  MutexLock lock(&inbox_mu_);
-  MoveInbox(ready);
-}
-
-void Advancer::MoveInbox(ReadyBuckets* ready) {
-  if (inbox_closed_) return;
-  for (const DelayQueue::Entry& entry : inbox_) ready->push(entry);
-  inbox_.clear();
-}
-
-void Advancer::Flush(const DelayQueue::Entry& entry, int depth,
-                     ReadyBuckets* ready) {
-  Scratch& scratch = scratch_[depth];
-  {
-    MutexLock lock(&transit_mu_);
-    wheel_->AdvanceTo(entry.release_tick);
-    Wheel::Detach(entry, &detached_[depth]);
-    next_[depth] = 0;
-  }
+bool Advancer::AdvanceAll() {
+  bool worked = false;
+  NodeList due;
   for (;;) {
-    // The timers that came due while the bucket was moved run now instead
-    // of waiting in a level-0 bucket for the end of this flush: a burst's
-    // first callback does not wait for its whole cascade.
-    const int64_t now_ns = time_->NowNs();
-    bool done;
-    size_t handled;
-    {
-      MutexLock lock(&transit_mu_);
-      done = FlushChunk(depth, now_ns);
-      handled = next_[depth];
+    // The clock is read again for each slice, so that the timers of a big
+    // cascade that come due meanwhile run at once (WheelCore::AdvanceSome).
+    const int64_t now_tick = time_->NowNs() / time_->tick_ns();
+    const bool done = core_.AdvanceSome(now_tick, &due, kSlice);
+    while (CoreNode* node = due.PopFront()) {
+      Dispatch(static_cast<TimerNode*>(node));
     }
-    runner_->HandOff(&scratch.hand_offs);
-    if (done) break;
-    if (ready != nullptr && handled % kFlushSlice == 0) {
-      FlushEarlier(Wheel::ExpirationOf(entry), ready);
+    if (!scratch_.batch.empty()) worked = true;
+    QueueBatch();
+    if (done) return worked;
+    // Let the workers (or the executor) start on a burst before all of it
+    // is moved. The code that runs may stop the advancer: then the core is
+    // no longer this thread's.
+    AfterRound();
+    if (stopping_.load(std::memory_order_acquire)) return true;
+    worked = true;
+  }
+}
+
+size_t Advancer::ApplyInbox() {
+  std::vector<Submission>& submissions = scratch_.submissions;
+  inbox_->Take(&submissions);
+  const size_t taken = submissions.size();
+  for (size_t i = 0; i < taken; ++i) {
+    // The nodes were written on the callers' cores: fetch them ahead, so
+    // that their misses overlap instead of following one another.
+    if (i + kPrefetch < taken) {
+      __builtin_prefetch(submissions[i + kPrefetch].node, 1);
     }
+    Apply(submissions[i]);
   }
-  // Released with no lock held: the last reference frees the node.
-  for (TimerNode* node : scratch.dropped) node->Unref();
-  scratch.dropped.clear();
-  wheel_->queue().Done(1);
+  submissions.clear();
+  return taken;
 }
 
-bool Advancer::FlushChunk(int depth, int64_t now_ns) {
-  NodeArray& detached = detached_[depth];
-  size_t& next = next_[depth];
-  Scratch& scratch = scratch_[depth];
-  const size_t end = std::min(detached.size(), next + kClockEvery);
-  for (; next < end; ++next) {
-    PrefetchAhead(detached, next);
-    AddOrRun(detached[next], now_ns, &scratch);
+void Advancer::Apply(const Submission& s) {
+  TimerNode* node = s.node;
+  // A link whose arm ended goes: the kUnlink of a Stop, or the kArm of a
+  // Reset that moves a linked timer (its old arm is of an older generation).
+  if (node->linked() && !LinkedArmPending(node)) {
+    core_.Remove(node);
+    node->Unref();  // the bucket's; the submission's is still held
   }
-  // Let the workers start on a huge bucket before it is all moved. No node
-  // lock is held here: a worker may run and free a node of the batch at
-  // once.
-  runner_->Queue(&scratch.batch, &scratch.hand_offs, &scratch.dropped);
-  if (next < detached.size()) return false;
-  detached.clear();
-  next = 0;
-  return true;
+  if (s.kind == Submission::Kind::kUnlink ||
+      node->LoadState() != MakeStateWord(s.gen, State::kPending)) {
+    Drop(node);  // stale: the submission's reference goes
+    return;
+  }
+  // Each arm is pushed once, so the node is in no bucket now; the
+  // submission's reference becomes the bucket's, or the task's.
+  node->linked_gen = s.gen;
+  const int64_t deadline_ns = node->deadline_ns.load(std::memory_order_relaxed);
+  if (!core_.Add(node, time_->TickOf(deadline_ns))) Dispatch(node);
 }
 
-void Advancer::FlushEarlier(int64_t expiration, ReadyBuckets* ready) {
-  TakeInbox(ready);
-  while (!ready->empty() && Wheel::ExpirationOf(ready->top()) <= expiration) {
-    const DelayQueue::Entry due = ready->top();
-    ready->pop();
-    Flush(due, /*depth=*/1, nullptr);
+void Advancer::Dispatch(TimerNode* node) {
+  const uint64_t gen = node->linked_gen;
+  uint64_t expected = MakeStateWord(gen, State::kPending);
+  if (!node->CasState(expected, MakeStateWord(gen, State::kDispatched))) {
+    Drop(node);  // stopped, reset or cancelled meanwhile
+    return;
+  }
+  // The reference goes with the task. A Reset that moves the node after the
+  // compare-and-swap sets its deadline after its own, so this is the arm's.
+  scratch_.batch.push_back(
+      {node, gen, node->deadline_ns.load(std::memory_order_relaxed)});
+}
+
+void Advancer::Drop(TimerNode* node) {
+  if (!node->UnrefIfNotLast()) scratch_.dropped.push_back(node);
+}
+
+void Advancer::QueueBatch() {
+  runner_->Queue(&scratch_.batch, &scratch_.hand_offs, &scratch_.dropped);
+}
+
+void Advancer::AfterRound() {
+  // Each loop runs user code, which may queue more (CancelAll run inline).
+  while (!scratch_.hand_offs.empty() || !scratch_.dropped.empty()) {
+    std::vector<uint64_t> hand_offs;
+    hand_offs.swap(scratch_.hand_offs);
+    runner_->HandOff(&hand_offs);
+    std::vector<TimerNode*> dropped;
+    dropped.swap(scratch_.dropped);
+    for (TimerNode* node : dropped) node->Unref();
   }
 }
 
-void Advancer::ForEachInTransit(
-    absl::FunctionRef<void(TimerNode*)> visit) const {
-  for (int depth = 0; depth < kDepths; ++depth) {
-    const NodeArray& detached = detached_[depth];
-    for (size_t i = next_[depth]; i < detached.size(); ++i) visit(detached[i]);
-  }
-}
-
-void Advancer::AddOrRun(TimerNode* node, int64_t now_ns, Scratch* scratch) {
-  // The advancer holds the reference it took from the detached bucket. A due
-  // arm takes it into the batch; an arm that may link the node into a bucket
-  // gets a new one, since the advancer still touches the node after linking
-  // it (Wheel::Arm's precondition) and lets go of its own only once it has
-  // unlocked the node.
-  bool release_own = true;
+void Advancer::RunRequests() {
+  std::vector<Request*> requests;
   {
-    SpinLockHolder lock(&node->mu);
-    const uint64_t word = node->LoadState();
-    if (StateOf(word) != State::kPending) {
-      node->bucket.store(nullptr, std::memory_order_release);  // stopped
-    } else {
-      const uint64_t gen = GenerationOf(word);
-      const bool may_link = node->deadline_ns > now_ns;
-      if (may_link) node->Ref();  // the new arm's
-      const Wheel::ArmResult result =
-          wheel_->Arm(node, node->deadline_ns, now_ns, gen, &scratch->batch);
-      if (result == Wheel::ArmResult::kClosed && node->Cancel(gen)) {
-        counts_->CancelledInTransit();
-      }
-      if (result != Wheel::ArmResult::kArmed && may_link) {
-        node->Unref();  // the unused new one; the advancer's is still held
-      }
-      release_own = may_link || result != Wheel::ArmResult::kArmed;
+    MutexLock lock(&request_mu_);
+    requests.swap(requests_);
+    for (Request* request : requests) request->taken = true;
+  }
+  if (requests.empty()) return;
+  // What was pushed before the requests were made, too.
+  ApplyInbox();
+  QueueBatch();
+  for (Request* request : requests) request->fn();
+  MutexLock lock(&request_mu_);
+  for (Request* request : requests) request->done = true;
+  request_cv_.NotifyAll();
+}
+
+bool Advancer::RunOnOwner(absl::FunctionRef<void()> fn) {
+  if (OnAdvancerThread()) {
+    if (stopping_.load(std::memory_order_acquire)) return false;
+    ApplyInbox();
+    QueueBatch();
+    fn();
+    return true;
+  }
+  Request request{fn};
+  {
+    MutexLock lock(&request_mu_);
+    if (requests_closed_) return false;
+    requests_.push_back(&request);
+  }
+  inbox_->Wake();
+  MutexLock lock(&request_mu_);
+  // A request the advancer has taken runs to its end, even when stopping.
+  while (!request.done && !(requests_closed_ && !request.taken)) {
+    request_cv_.Wait(&request_mu_);
+  }
+  if (request.done) return true;
+  // Stopped first: take the request back (the advancer runs it no more).
+  for (auto it = requests_.begin(); it != requests_.end(); ++it) {
+    if (*it == &request) {
+      requests_.erase(it);
+      break;
     }
   }
-  // The last reference is released at the end of the flush, not here: its
-  // callback's destructor may call into the wheel.
-  if (release_own && !node->UnrefIfNotLast()) {
-    scratch->dropped.push_back(node);
+  return false;
+}
+
+bool Advancer::Sync() const {
+  const uint64_t asked =
+      rounds_asked_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  inbox_->Wake();
+  while (rounds_ended_.load(std::memory_order_acquire) < asked) {
+    if (stopping_.load(std::memory_order_acquire)) return false;
+    std::this_thread::yield();
+  }
+  return last_round_idle_.load(std::memory_order_relaxed);
+}
+
+void Advancer::CancelEverything(std::vector<TimerNode*>* cancelled,
+                                std::vector<TimerNode*>* taken,
+                                std::vector<TimerNode*>* released) {
+  runner_->ForEachTask([&](const DueTimer& task, bool is_taken) {
+    if (is_taken) {
+      task.node->Ref();
+      taken->push_back(task.node);
+    } else if (task.node->Cancel(task.generation)) {
+      task.node->Ref();  // the task keeps its own: a worker drops it later
+      cancelled->push_back(task.node);
+    }
+  });
+  ApplyInbox();
+  for (const DueTimer& task : scratch_.batch) {
+    if (task.node->Cancel(task.generation)) {
+      task.node->Ref();  // as above: the task is queued, and does nothing
+      cancelled->push_back(task.node);
+    }
+  }
+  QueueBatch();
+  std::vector<TimerNode*> linked;
+  TakeAllLinked(&linked);
+  for (TimerNode* node : linked) {
+    // With the core's reference.
+    (node->Cancel(kAnyGeneration) ? cancelled : released)->push_back(node);
+  }
+}
+
+void Advancer::TakeAllLinked(std::vector<TimerNode*>* out) {
+  NodeList linked;
+  core_.TakeAll(&linked);
+  while (CoreNode* node = linked.PopFront()) {
+    out->push_back(static_cast<TimerNode*>(node));
   }
 }
 

@@ -1,83 +1,85 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// advancer.h: the two threads that move time: the poller, which waits on the
-// delay queue, and the advancer, which flushes each released bucket.
+// advancer.h: the two threads that move time, and the one owner of the
+// wheel's core.
 //
-//   poller:   DelayQueue::Poll blocks until the head bucket is due (no thread
-//             wakes for an empty tick) and moves the due buckets into the
-//             advancer's inbox.
-//   advancer: for each bucket: Wheel::AdvanceTo(its release tick) on every
-//             lane, Detach the bucket's array in O(1), then one pass over it,
-//             per node under its node lock: Arm again at its deadline
-//             (Kafka's addOrRun, in the node's lane): due -> a batch for the
-//             runner (submitted every kSubmitChunk and at the end),
-//             otherwise a lower level (a cascade).
+//   poller:   sleeps on the ReleaseAlarm until the clock reaches the core's
+//             next release (no thread wakes for an empty tick), then wakes
+//             the advancer.
+//   advancer: owns the WheelCore (lib/core/): its levels, buckets and the
+//             one release queue of buckets. Each round it takes the
+//             submissions of the inbox (lib/handoff/inbox.h) and applies
+//             them (link an arm, unlink a stopped one), moves the core to
+//             the clock's tick, which releases every due bucket in release
+//             order and cascades its timers down (Kafka's advanceClock and
+//             addOrRun), hands the due timers to the runner in chunks, sets
+//             the alarm to the next release and sleeps until a release, a
+//             submission that needs it sooner, or a request.
 //
-// Order of flushes. A bucket of level >= 1 is released early (placement.h),
-// so release order is not expiration order: the buckets released and not yet
-// flushed wait in a heap (ReadyBuckets), the one whose timers come due first
-// on top, so that thousands released at once (a clock jump, a stalled
-// process) cost O(log n) each.
+// Nobody else touches the core while the advancer runs: callers hand their
+// arms and stops to it (so no level lock, no node lock on this path), and
+// the two operations that must see every linked timer run on the advancer's
+// thread: CancelAll as a request between rounds (RunOnOwner), Shutdown after
+// the thread has stopped (Stop, then TakeAllLinked).
 //
-// Slicing. A big bucket takes milliseconds, while none of its timers is due
-// before its expiration. Every kFlushSlice timers of a bucket the advancer
-// takes the inbox into the heap and first flushes, in full, the buckets that
-// expire no later than the one in progress; later ones wait. So a big bucket
-// of a higher level never holds up the level-0 buckets due meanwhile. Every
-// kClockEvery timers (a quarter of a slice) any flush also reads the clock
-// again, so that the bucket's timers that came due while it was moved go to
-// the runner at once (Wheel::Arm: deadline <= now) rather than into a
-// level-0 bucket flushed after this one: when a cascade of millions runs past
-// their deadline, the first of them runs about a thousand timers after the
-// deadline, not after the whole cascade.
+// Never early: the core's tick is the clock's reading rounded down to a
+// tick, and a timer's expiration tick is its deadline rounded up
+// (TimeBase::TickOf), so a timer the core finds due has a deadline at or
+// before the reading. Each due timer is checked against its state word:
+// (linked_gen, kPending) -> kDispatched by compare-and-swap, so a Stop or a
+// Reset that won the race keeps it from running (DESIGN.md, traps 4 and 5).
 //
-// Chunks and pauses. The advancer moves timers in chunks of kClockEvery,
-// each under `transit_mu_`: the detach, or the arms of a chunk's timers and
-// the queueing of the due ones for the workers. Between chunks it holds no
-// timer that the pool or a level does not hold too, except those of
-// `detached_` not yet handled, which ForEachInTransit shows. So a thread
-// that pauses it (CancelAll) sees every timer the advancer holds, and none
-// moves meanwhile. User code never runs under `transit_mu_`: the executor
-// gets its tasks (HandOff) after the chunk, and the references that may be
-// the last are released after the flush.
+// References: a submission's reference becomes the bucket's when the arm is
+// linked, the task's when it is due; every other one the advancer lets go
+// of (a stale submission, an unlinked stopped arm) is released at once
+// unless it is the last, which waits until the end of the round (its
+// callback's destructor may call into the wheel), so that no user code runs
+// in the middle of the core's work.
 //
-// Thread-safety: Start and Stop are called by the engine (Stop by Shutdown,
-// possibly from a callback run inline on the advancer: then that thread is
-// detached, not joined, and exits when the callback returns). `inbox_mu_`
-// guards the inbox, `transit_mu_` the timers in transit; the rest of a
-// flush belongs to the advancer thread. Each thread holds a reference on the
-// engine while it runs.
+// User code on this thread: only the user's executor (and a task it runs
+// inline), called after the round with the core consistent and nothing of
+// the round outstanding. Such code may call CancelAll (run at once, on this
+// thread) and Shutdown (the thread is then detached, and touches the core no
+// more when the executor returns).
+//
+// Thread-safety: Start, Stop, TakeAllLinked: the engine, as documented.
+// RunOnOwner and Sync: any thread. `request_mu_` guards the requests; the
+// core and the round's scratch belong to the advancer thread (or to the
+// thread that stopped it).
 
 #ifndef TIMINGWHEEL_LIB_ADVANCER_H_
 #define TIMINGWHEEL_LIB_ADVANCER_H_
 
 #include <atomic>
-#include <deque>
+#include <cstdint>
 #include <functional>
-#include <queue>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
-#include "delay_queue.h"
+#include "core/wheel_core.h"
+#include "handoff/inbox.h"
 #include "mutex.h"
-#include "node_array.h"
 #include "ref_counted.h"
+#include "release_alarm.h"
 #include "runner.h"
 #include "stats.h"
 #include "time_base.h"
 #include "timer_state.h"
 #include "timingwheel/options.h"
-#include "wheel.h"
+
+namespace timingwheel {
+class EngineTestPeer;
+}  // namespace timingwheel
 
 namespace timingwheel::internal {
 
 class Advancer {
  public:
-  Advancer(Wheel* wheel, Runner* runner, const TimeBase* time,
+  Advancer(const TimeBase* time, int wheel_size, Inbox* inbox, Runner* runner,
            TimerCounts* counts);
   Advancer(const Advancer&) = delete;
   Advancer& operator=(const Advancer&) = delete;
@@ -88,85 +90,116 @@ class Advancer {
   // ResourceExhausted naming the thread ("the advancer: ...").
   absl::Status Start(RefCounted* owner,
                      const std::function<void(ThreadRole)>& on_thread_start);
-  // Closes the delay queue and the inbox, and joins both threads (detaches
-  // the calling one). Buckets not flushed stay in their levels.
-  void Stop() ABSL_LOCKS_EXCLUDED(inbox_mu_, transit_mu_);
+  // Stops both threads and joins them (detaches the calling one, which
+  // touches the core no more once the user code it runs returns). Requests
+  // waiting in RunOnOwner return false. The caller owns the core from now
+  // on.
+  void Stop() ABSL_LOCKS_EXCLUDED(request_mu_);
 
-  // Waits until the advancer is between two chunks (or idle) and keeps it
-  // there until Resume. Not from code the advancer runs under it (none).
-  void Pause() ABSL_EXCLUSIVE_LOCK_FUNCTION(transit_mu_) { transit_mu_.Lock(); }
-  void Resume() ABSL_UNLOCK_FUNCTION(transit_mu_) { transit_mu_.Unlock(); }
-  // Calls `visit` with each timer the advancer holds in transit: detached
-  // from a bucket and not handled yet (pending, or stopped since). The
-  // advancer holds a reference on each; `visit` may take one of its own.
-  void ForEachInTransit(absl::FunctionRef<void(TimerNode*)> visit) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(transit_mu_);
+  // Runs `fn` on the advancer's thread between two rounds, after every
+  // submission pushed before this call was applied, and returns true once
+  // it ran; false if the advancer stopped first. From the advancer's own
+  // thread (an executor's task run inline) it applies the inbox and runs
+  // `fn` at once.
+  bool RunOnOwner(absl::FunctionRef<void()> fn)
+      ABSL_LOCKS_EXCLUDED(request_mu_);
+  // Waits until a round that began after this call has ended, and returns
+  // whether it found nothing to do: no submission, nothing due by the clock.
+  // False at once when stopped.
+  bool Sync() const;
+
+  // Takes every timer linked in the core out of it, into `out`, each with
+  // the core's reference. Only from `fn` of RunOnOwner, or after Stop.
+  void TakeAllLinked(std::vector<TimerNode*>* out);
+
+  // CancelAll's look, from `fn` of RunOnOwner. First the runner's tasks:
+  // each one taken by a worker goes to `taken` (with a reference: the caller
+  // ends its arm once this returns), each one queued is cancelled. Then the
+  // inbox is applied again (a worker re-arms only a timer whose task it
+  // took, and hands the arm on before it lets go of the task, so an arm
+  // that the first look missed is in the inbox now), its due arms are
+  // cancelled where they wait to be queued, and the core is emptied: each
+  // pending arm cancelled. Each node cancelled goes to `cancelled` with a
+  // reference, each other node taken out of the core to `released` with
+  // the core's (for the caller to release: a callback must not be
+  // destroyed on this thread in the middle of a round).
+  void CancelEverything(std::vector<TimerNode*>* cancelled,
+                        std::vector<TimerNode*>* taken,
+                        std::vector<TimerNode*>* released);
 
  private:
-  struct LaterExpiration {
-    bool operator()(const DelayQueue::Entry& a,
-                    const DelayQueue::Entry& b) const {
-      return Wheel::ExpirationOf(a) > Wheel::ExpirationOf(b);
-    }
+  friend class timingwheel::EngineTestPeer;
+
+  // A thread waiting in RunOnOwner.
+  struct Request {
+    absl::FunctionRef<void()> fn;
+    bool taken = false;  // by the advancer, which runs it to its end
+    bool done = false;
   };
-  using ReadyBuckets =
-      std::priority_queue<DelayQueue::Entry, std::vector<DelayQueue::Entry>,
-                          LaterExpiration>;
-  // The outer flush, and one nested in its slice break (FlushEarlier).
-  static constexpr int kDepths = 2;
-  // The advancer thread's arrays for one bucket's flush, kept between
-  // flushes: the references to release after it, the due timers of a chunk,
-  // and the executor's ids to hand off after it.
+  // What a round collects for after its core work.
   struct Scratch {
-    std::vector<TimerNode*> dropped;
+    std::vector<Submission> submissions;
     std::vector<DueTimer> batch;
     std::vector<uint64_t> hand_offs;
+    std::vector<TimerNode*> dropped;
   };
 
-  void PollerLoop() ABSL_LOCKS_EXCLUDED(inbox_mu_);
-  void AdvancerLoop() ABSL_LOCKS_EXCLUDED(inbox_mu_);
-  // Waits for the inbox and moves it into `ready`; false once it is closed.
-  bool WaitInbox(ReadyBuckets* ready) ABSL_LOCKS_EXCLUDED(inbox_mu_);
-  // Moves the inbox's entries into `ready` (none once it is closed).
-  void TakeInbox(ReadyBuckets* ready) ABSL_LOCKS_EXCLUDED(inbox_mu_);
-  void MoveInbox(ReadyBuckets* ready) ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_mu_);
-  // Flushes the entry's bucket at `depth`. With `ready` (the outer flush),
-  // slices it as above.
-  void Flush(const DelayQueue::Entry& entry, int depth, ReadyBuckets* ready)
-      ABSL_LOCKS_EXCLUDED(transit_mu_);
-  // Handles the next chunk of `detached_[depth]` at `now_ns` and queues its
-  // due timers. Returns whether the bucket is done.
-  bool FlushChunk(int depth, int64_t now_ns)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(transit_mu_);
-  // The slice break: the buckets of `ready` that expire no later than
-  // `expiration`, each flushed in full.
-  void FlushEarlier(int64_t expiration, ReadyBuckets* ready)
-      ABSL_LOCKS_EXCLUDED(transit_mu_);
-  // Kafka's addOrRun for one timer of a flushed bucket: armed again at its
-  // deadline if still pending (due: into the batch; else a lower level),
-  // else dropped. A reference the advancer lets go of is released at once
-  // unless it is the last, which waits in `dropped` for the end of the flush.
-  void AddOrRun(TimerNode* node, int64_t now_ns, Scratch* scratch)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(transit_mu_);
+  void PollerLoop();
+  void AdvancerLoop() ABSL_LOCKS_EXCLUDED(request_mu_);
+  // Moves the core to the clock, applies the inbox, queues the due timers
+  // and runs the requests; returns whether it found anything to do.
+  bool Round() ABSL_LOCKS_EXCLUDED(request_mu_);
+  // Moves the core to the clock in slices, queueing the due timers; returns
+  // whether any were due or moved.
+  bool AdvanceAll();
+  // Takes the inbox and applies each submission; returns how many.
+  size_t ApplyInbox();
+  void Apply(const Submission& s);
+  // The node's linked arm is still pending.
+  static bool LinkedArmPending(const TimerNode* node) {
+    return node->LoadState() ==
+           MakeStateWord(node->linked_gen, State::kPending);
+  }
+  // A node the core found due (or that was due when linked): to the batch
+  // if its linked arm is still pending, else its reference goes.
+  void Dispatch(TimerNode* node);
+  // Lets go of one reference: at once unless it is the last.
+  void Drop(TimerNode* node);
+  // Queues the batch on the runner (no user code runs).
+  void QueueBatch();
+  // Hands the queued tasks to the executor, then releases the dropped
+  // references: user code may run, and may stop the advancer (then the
+  // core is no longer this thread's).
+  void AfterRound();
+  // Runs the requests waiting, on this thread.
+  void RunRequests() ABSL_LOCKS_EXCLUDED(request_mu_);
+  bool OnAdvancerThread() const {
+    return advancer_id_.load(std::memory_order_acquire) ==
+           std::this_thread::get_id();
+  }
 
-  Wheel* const wheel_;
-  Runner* const runner_;
   const TimeBase* const time_;
+  Inbox* const inbox_;
+  Runner* const runner_;
   TimerCounts* const counts_;
   std::atomic<bool> stopping_{false};
 
-  Mutex inbox_mu_{LockRank::kInbox};
-  CondVar inbox_cv_;
-  std::deque<DelayQueue::Entry> inbox_ ABSL_GUARDED_BY(inbox_mu_);
-  bool inbox_closed_ ABSL_GUARDED_BY(inbox_mu_) = false;
+  WheelCore core_;
+  Scratch scratch_;
+  ReleaseAlarm alarm_;
 
-  mutable Mutex transit_mu_{LockRank::kTransit};
-  // The bucket being flushed at each depth, and the index of its first timer
-  // not handled yet.
-  NodeArray detached_[kDepths] ABSL_GUARDED_BY(transit_mu_);
-  size_t next_[kDepths] ABSL_GUARDED_BY(transit_mu_) = {};
-  Scratch scratch_[kDepths];
+  // Sync: the rounds asked for, and the last one ended (with whether it was
+  // idle); a round ends the requests made before it began.
+  mutable std::atomic<uint64_t> rounds_asked_{0};
+  std::atomic<uint64_t> rounds_ended_{0};
+  std::atomic<bool> last_round_idle_{false};
 
+  Mutex request_mu_{LockRank::kRequests};
+  CondVar request_cv_;
+  std::vector<Request*> requests_ ABSL_GUARDED_BY(request_mu_);
+  bool requests_closed_ ABSL_GUARDED_BY(request_mu_) = false;
+
+  std::atomic<std::thread::id> advancer_id_{};
   std::thread poller_;
   std::thread advancer_;
 };

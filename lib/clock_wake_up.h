@@ -19,7 +19,7 @@
 // or it comes before, and then the sleeper is already waiting on `cv` (a
 // wait releases `mu` atomically) when the notification arrives. That needs
 // the registration to be in place before the first check: register once, up
-// front (the delay queue does it in its constructor), not per wait.
+// front (the release alarm does it in its constructor), not per wait.
 //
 // Removal cannot race a wake-up in progress: `NotifyTimeChanged` calls every
 // registered wake-up with the clock's list lock held, and the destructor
@@ -29,7 +29,7 @@
 //
 // Threads and locks: thread-safe. Lock order: the clock's list lock
 // (kClockWakeUps in the lock table of lib/mutex.h), then the registered `mu`,
-// which must rank after it (the delay queue's, kDelayQueue).
+// which must rank after it (the release alarm's, kAlarm).
 // Never the reverse: construct and destroy a ClockWakeUp without holding
 // `mu`, else a concurrent NotifyTimeChanged (list lock, waiting for `mu`) and
 // this thread (`mu`, waiting for the list lock) deadlock.

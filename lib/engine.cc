@@ -64,9 +64,12 @@ Engine::Engine(Options options)
       counts_(options.max_pending),
       nodes_(sizeof(TimerNode), alignof(TimerNode), options.spare_timers,
              NodePool::Tail::kGiveBackThread),
-      wheel_(&time_, options.wheel_size, &nodes_, this, this),
-      runner_(&wheel_, &time_, &counts_, &failures_, this),
-      advancer_(&wheel_, &runner_, &time_, &counts_) {}
+      runner_(&inbox_, &time_, &counts_, &failures_, this),
+      advancer_(&time_, options.wheel_size, &inbox_, &runner_, &counts_) {
+  for (int lane = 0; lane < inbox_.lanes(); ++lane) {
+    homes_.push_back(std::make_unique<NodeHome>(&nodes_, this, this, lane));
+  }
+}
 
 absl::Status Engine::Start() {
   absl::Status status = runner_.Start(workers_, &executor_, [this](int worker) {
@@ -100,7 +103,17 @@ void Engine::OnThreadStart(ThreadRole role, int index) const {
   if (on_thread_start_) on_thread_start_(role, index);
 }
 
-void Engine::ReleaseOwner() { wheel_.ReleaseOwner(); }
+void Engine::ReleaseOwner() {
+  // The last home's release may delete this engine: read the homes first.
+  // One provisional reference per home, so that no home's release deletes
+  // the engine while the others are still visited.
+  std::vector<NodeHome*> homes;
+  for (const std::unique_ptr<NodeHome>& home : homes_)
+    homes.push_back(home.get());
+  Ref(static_cast<int64_t>(homes.size()));
+  Unref();  // the owner's own; the provisional ones keep it
+  for (NodeHome* home : homes) home->ReleaseBias();
+}
 
 absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
                                             absl::AnyInvocable<void()>&& f,
@@ -169,23 +182,54 @@ absl::StatusOr<TimerNode*> Engine::NewArmed(
         caller, ": ", pending, " timers are pending, Options::max_pending is ",
         counts_.max_pending(), "; stop some or raise the limit"));
   }
-  // Two references: the handle's and the wheel's.
-  TimerNode* node = TimerNode::New(wheel_.HomeOfThisThread(), std::move(f),
-                                   std::move(scheduler), /*refs=*/2);
-  std::vector<DueTimer> due;  // allocates only when due at once
-  const Wheel::ArmResult result =
-      wheel_.ArmNew(node, deadline_ns, now_ns, &due);
-  if (result == Wheel::ArmResult::kArmed &&
-      (due.empty() || runner_.TrySubmit(&due))) {
+  // Two references: the handle's and the wheel's (the submission's, or the
+  // task's).
+  TimerNode* node =
+      TimerNode::New(homes_[inbox_.LaneOfThisThread()].get(), std::move(f),
+                     std::move(scheduler), /*refs=*/2);
+  if (HandOn(node, 0, /*was_pending=*/false, deadline_ns, now_ns)) {
     return node;
   }
-  // Shut down meanwhile: never armed after all. Undo the counts, and the
-  // retirement the cancel counts.
-  if (node->Cancel(0)) counts_.Retired();
+  // Shut down meanwhile: never armed after all. Undo the counts (HandOn
+  // counted the cancel as a retirement).
   counts_.UndoNew();
-  node->Unref();  // the wheel's
   node->Unref();  // the handle's: it is never returned
   return ShutDownError(caller);
+}
+
+bool Engine::HandOn(TimerNode* node, uint64_t gen, bool was_pending,
+                    int64_t deadline_ns, int64_t now_ns) {
+  node->deadline_ns.store(deadline_ns, std::memory_order_relaxed);
+  if (deadline_ns <= now_ns) {
+    uint64_t expected = MakeStateWord(gen, State::kPending);
+    if (!node->CasState(expected, MakeStateWord(gen, State::kDispatched))) {
+      node->Unref();  // a Stop took it first
+      return true;
+    }
+    std::vector<DueTimer> due{{node, gen, deadline_ns}};
+    if (runner_.TrySubmit(&due)) return true;
+  } else if (inbox_.Push({node, gen, Submission::Kind::kArm},
+                         time_.TickOf(deadline_ns))) {
+    return true;
+  }
+  // Shut down: a timer that was pending counts as cancelled by Shutdown.
+  if (node->Cancel(gen)) {
+    was_pending ? counts_.CancelledInTransit() : counts_.Retired();
+  }
+  node->Unref();
+  return false;
+}
+
+void Engine::Unlink(TimerNode* node, uint64_t gen) {
+  // Not taken yet, and the node's first arm: it is in no bucket.
+  if (inbox_.Retract(node, gen)) {
+    node->Unref();  // the submission's; the caller holds another
+    if (gen == 0) return;
+  }
+  node->Ref();  // the submission's
+  if (!inbox_.Push({node, gen, Submission::Kind::kUnlink}, Inbox::kNever)) {
+    node->Unref();  // shut down: Shutdown empties the core itself
+  }
 }
 
 Engine::Ended Engine::EndArm(TimerNode* node, State ended,
@@ -196,11 +240,7 @@ Engine::Ended Engine::EndArm(TimerNode* node, State ended,
     switch (StateOf(word)) {
       case State::kPending: {
         if (!node->CasState(word, MakeStateWord(gen, ended))) break;
-        // Unlink it now if it sits in a bucket; a node in transit is dropped
-        // by the advancer when it sees the state.
-        if (wheel_.Unlink(node, gen) == Wheel::UnlinkResult::kUnlinked) {
-          node->Unref();  // the bucket's reference
-        }
+        Unlink(node, gen);
         return Ended::kArm;
       }
       case State::kDispatched:
@@ -266,80 +306,57 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
   const int64_t now_ns = time_.NowNs();
   absl::StatusOr<int64_t> deadline = time_.DeadlineAfter(now_ns, d, "Reset");
   if (!deadline.ok()) return Stop(node);
-  std::vector<DueTimer> due;
+  std::optional<uint64_t> armed;
   ResetResult result;
   {
     SpinLockHolder lock(&node->mu);
-    result = ResetLocked(node, *deadline, now_ns, &due);
+    result = ResetLocked(node, *deadline, &armed);
   }
-  runner_.Submit(&due);
-  if (result.drop_reference) node->Unref();
+  if (armed.has_value()) {
+    // The new arm, with a reference of its own (the old arm's submission,
+    // bucket or task lets go of its own).
+    node->Ref();
+    if (!HandOn(node, *armed, result.was_pending, *deadline, now_ns)) {
+      return false;
+    }
+    // A Reset of an arm that may sit in a bucket: it moves when the
+    // advancer takes the new arm, unless that is due now.
+    if (result.was_pending && *deadline <= now_ns) Unlink(node, *armed);
+  }
   return result.was_pending;
 }
 
 Engine::ResetResult Engine::ResetLocked(TimerNode* node, int64_t deadline_ns,
-                                        int64_t now_ns,
-                                        std::vector<DueTimer>* due) {
+                                        std::optional<uint64_t>* armed) {
   for (;;) {
     uint64_t word = node->LoadState();
     const uint64_t gen = GenerationOf(word);
     const State state = StateOf(word);
     // Cancelled (by Shutdown or CancelAll) is final.
     if (state == State::kCancelled || state == State::kRunningCancelled) {
-      return {false, false};
+      return {false};
     }
     if (IsRunning(state)) {
       // kRunning, kRunningArmed or kRunningStopped: re-armed when the
       // callback returns (Runner), so runs never overlap. The CAS confirms
       // the state (kRunningArmed: unchanged).
-      const uint64_t armed = MakeStateWord(gen, State::kRunningArmed);
-      if (!node->CasState(word, armed)) continue;
+      const uint64_t rearmed = MakeStateWord(gen, State::kRunningArmed);
+      if (!node->CasState(word, rearmed)) continue;
       node->has_rearm = true;
-      node->deadline_ns = deadline_ns;
+      node->deadline_ns.store(deadline_ns, std::memory_order_relaxed);
       if (state != State::kRunningArmed) counts_.Armed();
-      return {state == State::kRunningArmed, false};
+      return {state == State::kRunningArmed};
     }
     // kPending, kDispatched, kDone, kStopped or kEnded: a new arm,
-    // generation + 1, which makes a stale worker task or Stop of the old arm
-    // do nothing.
+    // generation + 1, which makes a stale worker task, submission or Stop
+    // of the old arm do nothing.
     if (node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
-      return Relink(node, gen + 1, IsPending(state), deadline_ns, now_ns, due);
+      node->has_rearm = false;
+      if (!IsPending(state)) counts_.Armed();
+      *armed = gen + 1;
+      return {IsPending(state)};
     }
   }
-}
-
-Engine::ResetResult Engine::Relink(TimerNode* node, uint64_t gen,
-                                   bool was_pending, int64_t deadline_ns,
-                                   int64_t now_ns, std::vector<DueTimer>* due) {
-  if (!was_pending) counts_.Armed();
-  node->has_rearm = false;
-  // Take the node out of its bucket (a stopped node may still sit in one);
-  // the bucket's reference then carries the new arm.
-  switch (wheel_.Unlink(node, kAnyGeneration)) {
-    case Wheel::UnlinkResult::kInTransit:
-      // A flush detached it: the advancer places it by this deadline.
-      node->deadline_ns = deadline_ns;
-      return {was_pending, false};
-    case Wheel::UnlinkResult::kNotLinked:
-      node->Ref();  // the wheel's, for the new arm
-      break;
-    case Wheel::UnlinkResult::kUnlinked:
-      break;
-  }
-  switch (wheel_.Arm(node, deadline_ns, now_ns, gen, due)) {
-    case Wheel::ArmResult::kArmed:
-      return {was_pending, false};
-    case Wheel::ArmResult::kClosed:
-      // Shutdown raced this Reset; a timer that was pending counts as
-      // cancelled by it.
-      if (node->Cancel(gen)) {
-        was_pending ? counts_.CancelledInTransit() : counts_.Retired();
-      }
-      return {false, true};
-    case Wheel::ArmResult::kDropped:
-      break;
-  }
-  return {was_pending, true};
 }
 
 int64_t Engine::Pending() const {
@@ -405,28 +422,15 @@ int64_t Engine::CancelAll() {
   while (resets_in_flight_.Sum(std::memory_order_seq_cst) > own_resets) {
     std::this_thread::yield();  // a Reset holds no lock for long
   }
-  // Nothing moves timers between the places looked at until Resume: see the
-  // top of engine.h for why the pool comes before the levels.
-  advancer_.Pause();
-  advancer_.ForEachInTransit([&](TimerNode* node) {
-    if (node->Cancel(kAnyGeneration)) {
-      node->Ref();  // the advancer keeps its own, and drops the node later
-      cancelled.push_back(node);
-    }
-  });
-  runner_.ForEachTask([&](const DueTimer& task, bool is_taken) {
-    if (is_taken) {
-      task.node->Ref();
-      taken.push_back(task.node);
-    } else if (task.node->Cancel(task.generation)) {
-      task.node->Ref();  // the task keeps its own: a worker drops it later
-      cancelled.push_back(task.node);
-    }
-  });
-  // With the buckets' references.
-  wheel_.RemoveIf([](TimerNode* node) { return node->Cancel(kAnyGeneration); },
-                  &cancelled);
-  advancer_.Resume();
+  // Nothing moves timers between the places looked at: they are looked at
+  // from the advancer's thread, between two rounds (see the top of
+  // engine.h). The references of the nodes taken out of the core that were
+  // not pending are released here, after that: the last one destroys a
+  // callback, and no user code runs inside the advancer's work.
+  std::vector<TimerNode*> released;
+  advancer_.RunOnOwner(
+      [&] { advancer_.CancelEverything(&cancelled, &taken, &released); });
+  for (TimerNode* node : released) node->Unref();
   cancel_alls_.fetch_sub(1, std::memory_order_seq_cst);
   {
     MutexLock lock(&cancel_all_mu_);
@@ -460,14 +464,22 @@ int64_t Engine::CancelAll() {
 }
 
 int64_t Engine::CancelClosed() {
-  std::vector<TimerNode*> nodes;
-  wheel_.Close(&nodes);
   std::vector<TimerNode*> cancelled;
-  for (TimerNode* node : nodes) {
-    {
-      SpinLockHolder lock(&node->mu);
-      node->bucket.store(nullptr, std::memory_order_release);
+  // Arms not taken by the advancer yet: each counts once, whatever else
+  // holds the node (a stale link, another submission).
+  std::vector<Submission> submissions;
+  inbox_.Close(&submissions);
+  for (const Submission& s : submissions) {
+    if (s.kind == Submission::Kind::kArm && s.node->Cancel(s.gen)) {
+      counts_.Retired();
+      cancelled.push_back(s.node);
+    } else {
+      s.node->Unref();  // stale, or a kUnlink
     }
+  }
+  std::vector<TimerNode*> linked;
+  advancer_.TakeAllLinked(&linked);
+  for (TimerNode* node : linked) {
     if (node->Cancel(kAnyGeneration)) {
       counts_.Retired();
       cancelled.push_back(node);
@@ -509,9 +521,12 @@ Stats Engine::GetStats() const {
 void Engine::WaitIdle() const {
   // From a callback (or any code the wheel runs) it would wait for itself.
   if (ScopedWheelCode::Active()) return;
-  const DelayQueue& queue = wheel_.queue();
   while (!closed_.load(std::memory_order_acquire)) {
-    if (queue.IsIdle() && runner_.Outstanding() == 0 && queue.IsIdle()) return;
+    // A round with nothing to do, no callback outstanding, and again a
+    // round with nothing to do (a callback may have handed on a new arm).
+    if (advancer_.Sync() && runner_.Outstanding() == 0 && advancer_.Sync()) {
+      return;
+    }
     std::this_thread::yield();
   }
 }

@@ -3,47 +3,51 @@
 //
 // engine.h: the machine behind a TimingWheel: the operations on timers
 // (schedule, stop, reset), shutdown, statistics and the engine's lifetime.
-// The machine's parts each have a file:
+// The machine's parts, one way from the handles down to the threads:
 //
+//   handles     timer_state: one timer's node and the state word that
+//               decides each race; node_pool: the nodes' memory
+//   hand-off    handoff/inbox: callers' submissions (arms, stops) to the
+//               wheel's owner, per-thread lanes, wake-ups
+//   core        core/: levels, buckets, placement, the one release queue of
+//               buckets, advance-and-flush; one owner, no locks
+//   threads     advancer: the poller (release_alarm) and the advancer, which
+//               owns the core; runner: the worker pool (worker_pool) or the
+//               user's executor; thread_starter: the system's refusal as a
+//               Status
 //   time_base   the clock, the origin, durations -> deadlines (rounded up)
-//   wheel       lanes of levels (wheel_level, placement, bucket) on one delay
-//               queue (delay_queue); arming a timer: link it or hand it on
-//   advancer    the poller and advancer threads: release due buckets, move
-//               the current time, flush each bucket through addOrRun
-//   runner      the worker pool (worker_pool) or the user's executor: run a
-//               callback, then the next run or the re-arm
-//   thread_starter
-//               starting each thread; the system's refusal as a Status
-//   timer_state one timer's node and the state word that decides each race
-//   node_pool   the nodes' memory
 //
 // One timer's path: AfterFunc -> Engine::Schedule: TimeBase turns the
 // duration into a deadline; a TimerNode is made in the caller's lane
-// (NodeHome) and Wheel::ArmNew links it into a bucket, which the level
-// offers to the delay queue if it was empty. When the bucket is due the
-// poller hands it to the advancer, which advances every lane and flushes the
-// bucket: each node is armed again (Wheel::Arm): into a lower level (a
-// cascade), or, due, into a batch that Runner::Submit queues for a worker.
+// (NodeHome) and handed to the advancer as a kArm submission (or, due at
+// once, straight to the runner). The advancer links it into the core; when
+// its bucket comes due the core cascades it down or hands it back due, and
+// the advancer moves it kPending -> kDispatched and queues it on the runner.
 // The worker runs the callback (Runner::Run) and finishes or re-arms it.
 //
 // Operations here: Stop moves the state word out of kPending (or
-// kDispatched, kRunningArmed) and unlinks the node if it sits in a bucket;
-// Reset re-arms with a new generation under the node lock; Shutdown closes
-// the wheel, stops the threads and cancels every pending timer; CancelAll
-// cancels every pending timer and leaves the wheel running.
+// kDispatched, kRunningArmed), then takes its kArm back out of this thread's
+// lane if the advancer has not taken it yet (Inbox::Retract: the pair never
+// leaves the caller's core), else sends a kUnlink so that the advancer
+// unlinks it; Reset re-arms with a new generation under the node lock and
+// sends the new arm; Shutdown closes the wheel, stops the threads and
+// cancels every pending timer; CancelAll cancels every pending timer and
+// leaves the wheel running.
 //
-// CancelAll looks for the pending timers where they can be: in the buckets,
-// in transit with the advancer, queued for the workers or taken by one
-// (running, or about to), in a Reset's hands. It must not miss one that
-// moves from a place it has not looked at yet to one it has looked at. So
-// while it looks, nothing moves timers between those places: Resets wait
-// (those in flight finish first), the advancer is paused between two chunks
-// (Advancer::Pause), the pool is looked at as a whole under its lock
-// (WorkerPool::ForEachTask), and the levels last: a worker only re-arms
-// (into a level) a timer the pool named as taken. Each timer found is
-// cancelled by a compare-and-swap on its state word, as Stop would: the
-// buckets' and queues' at once, the taken ones' once the pause is over
-// (kRunningArmed -> kRunningCancelled: the run goes on, the re-arm does not).
+// CancelAll looks for the pending timers where they can be: in the inbox
+// and the core, queued for the workers or taken by one (running, or about
+// to), in a Reset's hands. It must not miss one that moves from a place it
+// has not looked at yet to one it has looked at. So it looks from the
+// advancer's thread, between two rounds (Advancer::RunOnOwner), so that the
+// advancer moves nothing meanwhile, and in this order
+// (Advancer::CancelEverything): the pool as a whole under its lock
+// (WorkerPool::ForEachTask), then the inbox (applied into the core), then
+// the core. Resets wait (those in flight finish first), and a worker hands
+// on a re-arm only for a timer whose task the pool named as taken, before
+// it lets go of the task. Each timer found is cancelled by a
+// compare-and-swap on its state word, as Stop would: the core's and
+// queues' at once, the taken ones' once the look is over (kRunningArmed ->
+// kRunningCancelled: the run goes on, the re-arm does not).
 //
 // Thread-safety: every public member is thread-safe. Shutdown and Reset
 // agree through `closed_` and `resets_in_flight_` (both seq_cst): either
@@ -66,7 +70,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
@@ -75,6 +81,7 @@
 #include "absl/time/time.h"
 #include "advancer.h"
 #include "failure_report.h"
+#include "handoff/inbox.h"
 #include "mutex.h"
 #include "node_pool.h"
 #include "ref_counted.h"
@@ -84,7 +91,6 @@
 #include "timer_state.h"
 #include "timingwheel/options.h"
 #include "timingwheel/scheduler.h"
-#include "wheel.h"
 
 namespace timingwheel {
 class EngineTestPeer;
@@ -144,8 +150,7 @@ class Engine : public RefCounted {
  private:
   // What Reset did under the node lock.
   struct ResetResult {
-    bool was_pending;     // Reset's answer
-    bool drop_reference;  // the caller releases one reference
+    bool was_pending;  // Reset's answer
   };
   // What EndArm found.
   enum class Ended {
@@ -174,18 +179,22 @@ class Engine : public RefCounted {
                                       std::unique_ptr<Scheduler> scheduler,
                                       int64_t deadline_ns, int64_t now_ns,
                                       const char* caller);
-  // Reset's work under the node lock; due arms go to `due`.
-  ResetResult ResetLocked(TimerNode* node, int64_t deadline_ns, int64_t now_ns,
-                          std::vector<DueTimer>* due)
+  // Reset's work under the node lock: a new arm (`*armed` set to its
+  // generation) or the re-arm of a running callback.
+  ResetResult ResetLocked(TimerNode* node, int64_t deadline_ns,
+                          std::optional<uint64_t>* armed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
-  // Links the node, just moved to (gen, kPending) by a Reset, at its new
-  // deadline.
-  ResetResult Relink(TimerNode* node, uint64_t gen, bool was_pending,
-                     int64_t deadline_ns, int64_t now_ns,
-                     std::vector<DueTimer>* due)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+  // Hands a new arm (gen, kPending) at `deadline_ns` on: to the runner if it
+  // is due by `now_ns`, else to the advancer. False once shut down (the arm
+  // is then cancelled, and counted by whether `was_pending`).
+  bool HandOn(TimerNode* node, uint64_t gen, bool was_pending,
+              int64_t deadline_ns, int64_t now_ns);
+  // After a Stop (or a Reset) ended arm `gen` of a node that may sit in a
+  // bucket: takes the arm's submission back, or asks the advancer to unlink
+  // the node.
+  void Unlink(TimerNode* node, uint64_t gen);
   // Ends the node's pending arm, whatever it is, as Stop does: kPending or
-  // kDispatched -> `ended` (unlinking the node if it sits in a bucket),
+  // kDispatched -> `ended` (Unlink for kPending),
   // kRunningArmed -> `ended_running`. Counts nothing.
   Ended EndArm(TimerNode* node, State ended, State ended_running);
   // Counts a Reset of this engine in flight, once no CancelAll is under way
@@ -194,8 +203,8 @@ class Engine : public RefCounted {
   void EnterReset() ABSL_LOCKS_EXCLUDED(cancel_all_mu_);
   // Whether this is the first Shutdown; a later one waits for the first.
   bool FirstShutdown() ABSL_LOCKS_EXCLUDED(shutdown_mu_);
-  // Once closed: cancels what is in the buckets and the worker queue; returns
-  // how many.
+  // Once closed and the advancer stopped: cancels what is in the inbox, the
+  // core and the worker queue; returns how many.
   int64_t CancelClosed();
 
   const TimeBase time_;
@@ -209,7 +218,9 @@ class Engine : public RefCounted {
   // The memory of this engine's nodes; it goes with the engine, after the
   // last node.
   NodePool nodes_;
-  Wheel wheel_;
+  Inbox inbox_;
+  // One per inbox lane: where the nodes made by its threads live.
+  std::vector<std::unique_ptr<NodeHome>> homes_;
   Runner runner_;
   Advancer advancer_;
 

@@ -14,7 +14,8 @@
 //   Mutex           a std::mutex; for anything that may wait.
 //   MutexLock       the scoped guard for it.
 //   CondVar         waits on a Mutex, for a notify or a real-time timeout.
-//   SpinLock        a one-byte lock for a timer's node, a level, or a worker's
+//   SpinLock        a one-byte lock for a timer's node, an inbox lane or a
+//   worker's
 //                   stash, held for a few instructions; its holder may take
 //                   the inner locks its rank allows, and never waits on a
 //                   condition.
@@ -33,12 +34,8 @@
 //   kShutdown       Engine::shutdown_mu_     nothing (leaf)
 //   kCancelAll      Engine::cancel_all_mu_   nothing (leaf): a Reset waits on
 //                                            it for a CancelAll to end
-//   kTransit        Advancer::transit_mu_    kInbox, kPool, kStash, kNode,
-//                                            kLevel, kDelayQueue: the advancer
-//                                            flushes a chunk of a bucket;
-//                                            CancelAll looks at every part
-//                                            of the wheel while it holds it
-//   kInbox          Advancer::inbox_mu_      nothing (leaf)
+//   kRequests       Advancer::request_mu_    nothing (leaf): CancelAll's
+//                                            request to the advancer
 //   kNodeRegistry   NodePool's registry      kNodeDepot: a thread's cache
 //                   (node_pool.cc)           goes back to its pool
 //                                            (GiveBack); the fork handlers
@@ -55,28 +52,28 @@
 //   kStash          WorkerPool::Stash::mu    nothing (leaf); declared: another
 //                   (spin)                   stash, under kPool (a steal
 //                                            holds the victim's, then its own)
-//   kClockWakeUps   a Clock's list of        kDelayQueue: NotifyTimeChanged
-//                   sleepers                 wakes each registered queue
-//                   (ClockWakeUpList::mu_,   under it (clock_wake_up.h says
-//                   clock.cc)                why)
-//   kNode           TimerNode::mu (spin)     kLevel: placing (Wheel::Arm),
-//                                            unlinking (Reset, ConfirmLinked)
-//   kLevel          WheelLevel::mu_ (spin)   kDelayQueue: Add offers a bucket
-//                                            that was empty; one level at a
-//                                            time
-//   kDelayQueue     DelayQueue::mu_          none of ours (leaf); the clock's
+//   kClockWakeUps   a Clock's list of        kAlarm: NotifyTimeChanged wakes
+//                   sleepers                 each registered alarm under it
+//                   (ClockWakeUpList::mu_,   (clock_wake_up.h says why)
+//                   clock.cc)
+//   kAlarm          ReleaseAlarm::mu_        none of ours (leaf); the clock's
 //                                            Now and RealTimeUntil run under
 //                                            it
+//   kLane           Inbox::Lane::mu (spin)   nothing (leaf): a push, a
+//                                            retract, the owner's take
+//   kOwnerSleep     Inbox::sleep_mu_         nothing (leaf)
+//   kNode           TimerNode::mu (spin)     nothing (leaf): Reset and a
+//                                            worker's re-arm set the arm
 //
 // Not ranked: the runtime's locks (malloc's, a function-local static's
 // guard, stdio's in FailureReporter, which is called with no lock of ours
 // held): they are innermost and take none of ours.
 // No lock of the library is held while a callback runs or is destroyed, or
-// while the user's executor is called. A user's Clock runs under kDelayQueue.
+// while the user's executor is called. A user's Clock runs under kAlarm.
 //
-// The locks taken with no node or level lock held rank before kNode, so that
+// The locks taken with no lane or node lock held rank before them, so that
 // what would be a bug fails the check: freeing a node (its depot), submitting
-// to the pool, or a clock's NotifyTimeChanged under a node, level or queue
+// to the pool, or a clock's NotifyTimeChanged under a lane, node or alarm
 // lock (a Clock's Now calling it, say).
 //
 // Checked: in a debug build (NDEBUG not defined) each thread counts the locks
@@ -84,8 +81,8 @@
 // with a message naming both ranks (test/lock_order_test.cc). A release build
 // keeps no rank and checks nothing. Clang (-Wthread-safety-beta, on in the
 // project's clang builds) checks at compile time the ABSL_ACQUIRED_AFTER
-// declarations, a stash after WorkerPool::mu_ and a level after a node lock,
-// where one function takes both; the other pairs cannot name each other
+// declarations, a stash after WorkerPool::mu_, where one function takes
+// both; the other pairs cannot name each other
 // (private, or in a .cc), so only the rank check sees them.
 
 #ifndef TIMINGWHEEL_LIB_MUTEX_H_
@@ -111,19 +108,19 @@ enum class LockRank : uint8_t {
   kOutsideLibrary,
   kShutdown,
   kCancelAll,
-  kTransit,
-  kInbox,
+  kRequests,
   kNodeRegistry,
   kNodeDepot,
   kNodeGiveBack,
   kPool,
   kStash,
   kClockWakeUps,
+  kAlarm,
+  kLane,
+  kOwnerSleep,
   kNode,
-  kLevel,
-  kDelayQueue,
 };
-inline constexpr int kLockRanks = static_cast<int>(LockRank::kDelayQueue) + 1;
+inline constexpr int kLockRanks = static_cast<int>(LockRank::kNode) + 1;
 
 // A row of the lock table, as the debug check reads it.
 struct LockRankInfo {
@@ -142,8 +139,7 @@ inline constexpr LockRankInfo kLockTable[kLockRanks] = {
      {}},
     {LockRank::kShutdown, "kShutdown (Engine::shutdown_mu_)", true, {}},
     {LockRank::kCancelAll, "kCancelAll (Engine::cancel_all_mu_)", true, {}},
-    {LockRank::kTransit, "kTransit (Advancer::transit_mu_)", false, {}},
-    {LockRank::kInbox, "kInbox (Advancer::inbox_mu_)", true, {}},
+    {LockRank::kRequests, "kRequests (Advancer::request_mu_)", true, {}},
     {LockRank::kNodeRegistry, "kNodeRegistry (NodePool's registry)", false, {}},
     {LockRank::kNodeDepot, "kNodeDepot (NodePool::mu_)", true,
      LockRank::kNodeRegistry},
@@ -157,9 +153,10 @@ inline constexpr LockRankInfo kLockTable[kLockRanks] = {
      "kClockWakeUps (ClockWakeUpList::mu_)",
      false,
      {}},
-    {LockRank::kNode, "kNode (TimerNode::mu)", false, {}},
-    {LockRank::kLevel, "kLevel (WheelLevel::mu_)", false, {}},
-    {LockRank::kDelayQueue, "kDelayQueue (DelayQueue::mu_)", true, {}},
+    {LockRank::kAlarm, "kAlarm (ReleaseAlarm::mu_)", true, {}},
+    {LockRank::kLane, "kLane (Inbox::Lane::mu)", true, {}},
+    {LockRank::kOwnerSleep, "kOwnerSleep (Inbox::sleep_mu_)", true, {}},
+    {LockRank::kNode, "kNode (TimerNode::mu)", true, {}},
 };
 
 constexpr bool LockTableInRankOrder() {

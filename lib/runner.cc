@@ -63,9 +63,9 @@ class Runner::HandedOffTask {
   uint64_t id_;
 };
 
-Runner::Runner(Wheel* wheel, const TimeBase* time, TimerCounts* counts,
+Runner::Runner(Inbox* inbox, const TimeBase* time, TimerCounts* counts,
                const FailureReporter* failures, RefCounted* owner)
-    : wheel_(wheel),
+    : inbox_(inbox),
       time_(time),
       counts_(counts),
       failures_(failures),
@@ -236,22 +236,40 @@ void Runner::AfterRun(TimerNode* node, uint64_t gen,
     uint64_t expected = MakeStateWord(gen, State::kRunning);
     if (node->CasState(expected, MakeStateWord(gen, State::kDone))) return;
   }
-  std::vector<DueTimer> due;
   State ended;
+  int64_t rearm_ns = 0;
   {
     SpinLockHolder lock(&node->mu);
-    ended = Rearm(node, gen, next_ns, &due);
+    ended = Rearm(node, gen, next_ns, &rearm_ns);
   }
   // Cancelled (CancelAll or Shutdown) while it ran: nothing runs or re-arms
   // it any more, so its callback goes now, with no lock held (its destructor
   // may call into the wheel), while the task's reference keeps the node.
   if (ended == State::kCancelled) node->callback = nullptr;
-  Submit(&due);  // with no lock held: an executor may run it inline
+  if (ended != State::kPending) return;
+  // The new arm, generation + 1, with a reference of its own (the task's is
+  // released when the pool is done with it): to the pool if due, else to
+  // the wheel's owner. No lock is held: an executor may run it inline.
+  node->Ref();
+  if (rearm_ns <= time_->NowNs()) {
+    uint64_t expected = MakeStateWord(gen + 1, State::kPending);
+    if (node->CasState(expected, MakeStateWord(gen + 1, State::kDispatched))) {
+      std::vector<DueTimer> due{{node, gen + 1, rearm_ns}};
+      Submit(&due);
+      return;
+    }
+  } else if (inbox_->Push({node, gen + 1, Submission::Kind::kArm},
+                          time_->TickOf(rearm_ns))) {
+    return;
+  } else if (node->Cancel(gen + 1)) {
+    // Shut down meanwhile: it was pending, so Shutdown counts it.
+    counts_->CancelledInTransit();
+  }
+  node->Unref();  // a Stop or a cancel took the new arm first
 }
 
 State Runner::Rearm(TimerNode* node, uint64_t gen,
-                    std::optional<int64_t> next_ns,
-                    std::vector<DueTimer>* due) {
+                    std::optional<int64_t> next_ns, int64_t* rearm_ns) {
   for (;;) {
     uint64_t word = node->LoadState();
     if (StateOf(word) != State::kRunningArmed) {
@@ -269,29 +287,16 @@ State Runner::Rearm(TimerNode* node, uint64_t gen,
       }
       continue;
     }
-    const int64_t deadline_ns = node->has_rearm ? node->deadline_ns : *next_ns;
+    const int64_t deadline_ns =
+        node->has_rearm ? node->deadline_ns.load(std::memory_order_relaxed)
+                        : *next_ns;
     if (!node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
       continue;  // a Stop won: re-read
     }
     node->has_rearm = false;
-    // The new arm takes a reference of its own: the worker keeps the task's
-    // until it has unlocked the node (Wheel::Arm's precondition).
-    node->Ref();
-    State ended = State::kPending;
-    switch (wheel_->Arm(node, deadline_ns, time_->NowNs(), gen + 1, due)) {
-      case Wheel::ArmResult::kArmed:
-        return State::kPending;
-      case Wheel::ArmResult::kClosed:
-        if (node->Cancel(gen + 1)) {
-          counts_->CancelledInTransit();
-          ended = State::kCancelled;
-        }
-        break;
-      case Wheel::ArmResult::kDropped:
-        break;  // a Stop or CancelAll took the new arm: theirs to finish
-    }
-    node->Unref();  // the unused new one; the task's is still held
-    return ended;
+    node->deadline_ns.store(deadline_ns, std::memory_order_relaxed);
+    *rearm_ns = deadline_ns;
+    return State::kPending;
   }
 }
 

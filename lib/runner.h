@@ -18,9 +18,10 @@
 //   * a one-shot timer that no Reset re-armed: kRunning -> kDone, one CAS;
 //   * otherwise, under the node's lock, Rearm: the deadline a Reset left, or
 //     the scheduler's next (asked with no lock held, and only if no Stop or
-//     Reset during the run decided it), armed as generation + 1
-//     through the wheel; a re-arm that is due at once goes into a batch
-//     submitted after the lock is released (an inline executor may run it).
+//     Reset during the run decided it), armed as generation + 1; once the
+//     lock is released, the arm goes to the wheel's owner as a submission
+//     (lib/handoff/inbox.h), or, due at once, to the pool (an inline
+//     executor may run it).
 //     A run whose re-arm a Stop or a cancel took ends in kStopped or
 //     kCancelled (then the callback is destroyed, with no lock held), one
 //     whose schedule ended in kEnded.
@@ -51,11 +52,11 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "failure_report.h"
+#include "handoff/inbox.h"
 #include "ref_counted.h"
 #include "stats.h"
 #include "time_base.h"
 #include "timer_state.h"
-#include "wheel.h"
 #include "worker_pool.h"
 
 namespace timingwheel::internal {
@@ -64,7 +65,7 @@ class Runner {
  public:
   using Executor = absl::AnyInvocable<void(absl::AnyInvocable<void()>) const>;
 
-  Runner(Wheel* wheel, const TimeBase* time, TimerCounts* counts,
+  Runner(Inbox* inbox, const TimeBase* time, TimerCounts* counts,
          const FailureReporter* failures, RefCounted* owner);
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -138,17 +139,16 @@ class Runner {
   // After the callback returned: re-arm or finish. The worker's reference
   // stays with the worker (a re-arm takes a new one).
   void AfterRun(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns);
-  // AfterRun's work under the node lock; due re-arms go to `due`. Returns
-  // kPending when it armed the node again (even if a Stop or CancelAll took
-  // that arm at once), else the state the run ended in.
+  // AfterRun's work under the node lock. Returns the state the run ended
+  // in, or kPending when it armed the node again: then `*rearm_ns` is the
+  // new arm's deadline, for AfterRun to hand on once the lock is released.
   State Rearm(TimerNode* node, uint64_t gen, std::optional<int64_t> next_ns,
-              std::vector<DueTimer>* due)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
+              int64_t* rearm_ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   void HandOff(uint64_t id);
   // The executor destroyed the task of `id` unrun: it counts as stopped.
   void Drop(uint64_t id);
 
-  Wheel* const wheel_;
+  Inbox* const inbox_;
   const TimeBase* const time_;
   TimerCounts* const counts_;
   const FailureReporter* const failures_;

@@ -75,7 +75,7 @@ std::optional<int64_t> TimerNode::PendingDeadlineNs() {
   if (!IsPending(s)) return std::nullopt;
   // In kRunningArmed: the re-arm of a Reset made during this run, or, for a
   // periodic timer with none, this run's deadline (see `deadline_ns`).
-  return deadline_ns;
+  return deadline_ns.load(std::memory_order_relaxed);
 }
 
 }  // namespace timingwheel::internal

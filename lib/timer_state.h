@@ -43,31 +43,26 @@
 // or a cancel (kCancelled).
 //
 // Locking:
-//   * `state` and `refs` are atomics, touched without locks.
-//   * `mu` (the node lock, a SpinLock) serializes the threads that may link the
-//     node into a bucket: Reset, the advancer moving it down a level, and the
-//     worker re-arming it after a run. It guards the deadline fields. Its
-//     place among the locks: kNode in the lock table of lib/mutex.h.
-//   * `slot` is guarded by the mutex of the level whose bucket holds the
-//     node; `bucket` and `link_epoch` are written under that mutex too and
-//     read without it by Stop and Reset, which then lock the level and check
-//     Bucket::Holds. A node in transit (its bucket detached) belongs to the
-//     advancer alone until placed again.
+//   * `state`, `refs` and `deadline_ns` are atomics, touched without locks.
+//   * `mu` (the node lock, a SpinLock) serializes the threads that arm the
+//     node anew and set its deadline: Reset, and the worker re-arming it
+//     after a run. It guards `has_rearm`. The wheel's owner never takes it.
+//     Its place among the locks: kNode in the lock table of lib/mutex.h.
+//   * The CoreNode part (links, expiration tick) and `linked_gen` belong to
+//     the thread that owns the wheel's core (the advancer, or Shutdown once
+//     it has stopped): callers hand it arms and stops through the inbox
+//     (lib/handoff/inbox.h) and never read them.
 //
 // Lifetime: intrusive reference count. Each Timer handle holds one reference
 // (and counts itself in the node's home, which keeps the engine alive; see
-// NodeHome); whichever part of the wheel holds the node (a bucket, the
-// advancer, a worker task) holds one more. The last release destroys the node
-// and hands its memory back to its home's pool (a periodic node's to the
-// heap). Nothing here calls the engine.
+// NodeHome); whichever part of the wheel holds the node (a submission in the
+// inbox, a bucket, a worker task) holds one more. The last release destroys
+// the node and hands its memory back to its home's pool (a periodic node's
+// to the heap). Nothing here calls the engine.
 //
-// No write after hand-on (DESIGN.md, trap 12). Linking a node into a bucket
-// hands a reference to the bucket, where another thread may Stop the node
-// and drop the last handle at once; yet the linker still confirms the link
-// and unlocks `mu`, which lives in the node. So a linker arms with a
-// reference it hands over and holds another of its own until it has let go
-// of `mu`: the caller's handle for Reset, the task's for a worker's re-arm,
-// the detached bucket's for the advancer's cascade (Wheel::Arm).
+// No write after hand-on (DESIGN.md, trap 12): a thread that hands a node on
+// (pushes a submission, links it, queues its task) does so with a reference
+// of its own making and touches the node no more through that reference.
 
 #ifndef TIMINGWHEEL_LIB_TIMER_STATE_H_
 #define TIMINGWHEEL_LIB_TIMER_STATE_H_
@@ -80,6 +75,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "core/bucket_list.h"
 #include "mutex.h"
 #include "node_pool.h"
 #include "ref_counted.h"
@@ -87,7 +83,6 @@
 
 namespace timingwheel::internal {
 
-class Bucket;
 class Engine;
 
 // Matches every generation where a generation is asked for.
@@ -192,7 +187,9 @@ constexpr State EndOfRun(State running) {
   }
 }
 
-class TimerNode {
+// The CoreNode base is the core's part (links and expiration tick): the
+// owner links the node into the core's buckets and gets it back as due.
+class TimerNode : public CoreNode {
  public:
   // A new node in `home`, in kPending, generation 0, with `refs` references
   // for the caller. A `scheduler` (Every, ScheduleFunc) makes it periodic.
@@ -252,8 +249,13 @@ class TimerNode {
   // no deadline.
   std::optional<int64_t> PendingDeadlineNs() ABSL_LOCKS_EXCLUDED(mu);
 
-  // The members are ordered to pack the node into 80 bytes on x86-64
-  // (TimerNodeLayoutTest.FitsInEightyBytes); the pool adds no header.
+  // The members are ordered to pack the node into 96 bytes on x86-64
+  // (TimerNodeLayoutTest.FitsInNinetySixBytes); the pool adds no header.
+
+  // The arm the node is linked for in the core; the owner's alone. First,
+  // so that it fills what the 16-byte aligned callback leaves after the
+  // CoreNode base.
+  uint64_t linked_gen = 0;
 
   // Only the thread that moved the node to kRunning or kRunningArmed calls
   // it. Shutdown and CancelAll destroy it for a node they cancelled, which
@@ -279,21 +281,11 @@ class TimerNode {
   // The deadline of the current arm, in nanoseconds since the engine's
   // origin. While the callback runs (kRunning, kRunningArmed) it is that run's
   // deadline, unless a Reset made during the run set `has_rearm`: then it is
-  // where to re-arm when the callback returns. (The runner keeps the run's
-  // deadline in its DueTimer; nothing else reads this field during a run.)
-  int64_t deadline_ns ABSL_GUARDED_BY(mu) = 0;
-
-  // The bucket the node was last linked into, or nullptr. It is in that
-  // bucket only while `link_epoch` equals the bucket's epoch
-  // (Bucket::Holds); after a flush detached the bucket it is in transit,
-  // owned by the advancer until placed again.
-  std::atomic<Bucket*> bucket{nullptr};
-  // Its index in the bucket's array and the bucket's epoch then; guarded by
-  // the lock of the level that owns `bucket`. (A bucket of 2^32 timers would
-  // need over 300 GiB of nodes.) Which arm it was linked for is not kept: the
-  // node's generation answers that (WheelLevel::Remove).
-  uint32_t slot = 0;
-  std::atomic<uint32_t> link_epoch{0};  // atomic: see Bucket::Holds
+  // where to re-arm when the callback returns. Written under `mu` by the
+  // arming thread after its compare-and-swap, and before it pushes the arm's
+  // submission; read by the owner without a lock (a value of a later arm
+  // belongs to an arm whose generation the owner's check then refuses).
+  std::atomic<int64_t> deadline_ns{0};
 
  private:
   std::atomic<int32_t> refs_;

@@ -50,9 +50,9 @@ using internal::Mutex;
 using internal::MutexLock;
 
 constexpr auto kTimeout = std::chrono::seconds(10);
-// A mutex registered with a ClockWakeUp stands in for the delay queue's, and
+// A mutex registered with a ClockWakeUp stands in for the release alarm's, and
 // ranks as it does: NotifyTimeChanged takes it under the clock's list lock.
-constexpr LockRank kSleeperRank = LockRank::kDelayQueue;
+constexpr LockRank kSleeperRank = LockRank::kAlarm;
 
 TEST(ManualClockTest, StartsAtZero) {
   ManualClock clock;

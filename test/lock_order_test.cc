@@ -40,11 +40,11 @@ constexpr bool kChecked = true;
   }
 
 // A lock of `rank`, of the kind the library uses for it: a SpinLock for a
-// node, a level and a stash, a Mutex for the others.
+// node, an inbox lane and a stash, a Mutex for the others.
 class RankedLock {
  public:
   explicit RankedLock(LockRank rank) {
-    if (rank == LockRank::kNode || rank == LockRank::kLevel ||
+    if (rank == LockRank::kNode || rank == LockRank::kLane ||
         rank == LockRank::kStash) {
       spin_ = std::make_unique<SpinLock>(rank);
     } else {
@@ -77,26 +77,12 @@ void LockChain(const std::vector<LockRank>& chain) {
 // Every nesting of the table in lib/mutex.h, each as the code takes it.
 const std::vector<std::vector<LockRank>>& TableNestings() {
   static const auto* nestings = new std::vector<std::vector<LockRank>>{
-      // Placing a timer: Arm -> WheelLevel::Add -> DelayQueue::Offer.
-      {LockRank::kNode, LockRank::kLevel, LockRank::kDelayQueue},
-      // Advance, Detach, Close: a level alone, then the queue.
-      {LockRank::kLevel, LockRank::kDelayQueue},
       // A worker fills its stash; Close and the counts read each.
       {LockRank::kPool, LockRank::kStash},
       // A steal: the victim's stash, then its own.
       {LockRank::kPool, LockRank::kStash, LockRank::kStash},
-      // A clock's NotifyTimeChanged wakes each sleeping queue.
-      {LockRank::kClockWakeUps, LockRank::kDelayQueue},
-      // The advancer flushes a chunk: it detaches a bucket, takes the inbox,
-      // arms each timer and queues the due ones.
-      {LockRank::kTransit, LockRank::kLevel, LockRank::kDelayQueue},
-      {LockRank::kTransit, LockRank::kInbox},
-      {LockRank::kTransit, LockRank::kNode, LockRank::kLevel,
-       LockRank::kDelayQueue},
-      {LockRank::kTransit, LockRank::kPool},
-      // CancelAll, the advancer paused: the pool, then each level.
-      {LockRank::kTransit, LockRank::kPool, LockRank::kStash},
-      {LockRank::kTransit, LockRank::kLevel},
+      // A clock's NotifyTimeChanged wakes each sleeping alarm.
+      {LockRank::kClockWakeUps, LockRank::kAlarm},
       // A cache goes back to its pool.
       {LockRank::kNodeRegistry, LockRank::kNodeDepot},
       // ... and queues the give-back work its magazines left.
@@ -107,15 +93,15 @@ const std::vector<std::vector<LockRank>>& TableNestings() {
       // A test's lock held while calling the library.
       {LockRank::kOutsideLibrary, LockRank::kShutdown},
       {LockRank::kOutsideLibrary, LockRank::kCancelAll},
-      {LockRank::kOutsideLibrary, LockRank::kInbox},
+      {LockRank::kOutsideLibrary, LockRank::kRequests},
       {LockRank::kOutsideLibrary, LockRank::kNodeRegistry,
        LockRank::kNodeDepot},
       {LockRank::kOutsideLibrary, LockRank::kPool, LockRank::kStash,
        LockRank::kStash},
-      {LockRank::kOutsideLibrary, LockRank::kClockWakeUps,
-       LockRank::kDelayQueue},
-      {LockRank::kOutsideLibrary, LockRank::kNode, LockRank::kLevel,
-       LockRank::kDelayQueue},
+      {LockRank::kOutsideLibrary, LockRank::kClockWakeUps, LockRank::kAlarm},
+      {LockRank::kOutsideLibrary, LockRank::kLane},
+      {LockRank::kOutsideLibrary, LockRank::kOwnerSleep},
+      {LockRank::kOutsideLibrary, LockRank::kNode},
   };
   return *nestings;
 }
@@ -139,24 +125,22 @@ TEST(LockOrderTest, ThePoolsDoubleStashStealPasses) {
 }
 
 TEST(LockOrderTest, ReleasedLocksNoLongerCount) {
-  SpinLock node(LockRank::kNode);
-  SpinLock level(LockRank::kLevel);
-  Mutex queue(LockRank::kDelayQueue);
+  Mutex wake_ups(LockRank::kClockWakeUps);
+  Mutex alarm(LockRank::kAlarm);
   for (int i = 0; i < 3; ++i) {
-    { MutexLock lock(&queue); }
-    { SpinLockHolder hold(&level); }
-    SpinLockHolder hold(&node);
-    SpinLockHolder hold_level(&level);
+    { MutexLock lock(&alarm); }
+    MutexLock lock(&wake_ups);
+    MutexLock lock_alarm(&alarm);
   }
 }
 
 TEST(LockOrderTest, EachThreadCountsOnlyItsOwnLocks) {
-  Mutex queue(LockRank::kDelayQueue);
-  SpinLock level(LockRank::kLevel);
-  MutexLock lock(&queue);
-  // Held by this thread, the queue's rank does not bar another thread from
-  // taking a level lock.
-  std::thread other([&] { SpinLockHolder hold(&level); });
+  Mutex alarm(LockRank::kAlarm);
+  Mutex pool(LockRank::kPool);
+  MutexLock lock(&alarm);
+  // Held by this thread, the alarm's rank does not bar another thread from
+  // taking the pool's lock.
+  std::thread other([&] { MutexLock hold(&pool); });
   other.join();
 }
 
@@ -164,13 +148,13 @@ TEST(LockOrderTest, TwoLocksOutOfOrderAbort) {
   SKIP_UNLESS_CHECKED();
   EXPECT_DEATH(
       {
-        Mutex queue(LockRank::kDelayQueue);
-        SpinLock level(LockRank::kLevel);
-        MutexLock lock(&queue);
-        SpinLockHolder hold(&level);
+        Mutex pool(LockRank::kPool);
+        Mutex registry(LockRank::kNodeRegistry);
+        MutexLock lock(&pool);
+        MutexLock hold(&registry);
       },
-      "lock order violation: taking kLevel \\(WheelLevel::mu_\\) while "
-      "holding kDelayQueue \\(DelayQueue::mu_\\), an inner rank");
+      "lock order violation: taking kNodeRegistry \\(NodePool's registry\\) "
+      "while holding kPool \\(WorkerPool::mu_\\), an inner rank");
 }
 
 TEST(LockOrderTest, EveryNestingReversedAborts) {
@@ -195,8 +179,10 @@ TEST(LockOrderTest, NothingIsTakenUnderALeaf) {
                "taking kPool .* while holding kNodeDepot .*, a leaf");
   EXPECT_DEATH(LockChain({LockRank::kStash, LockRank::kNode}),
                "taking kNode .* while holding kStash .*, a leaf");
-  EXPECT_DEATH(LockChain({LockRank::kShutdown, LockRank::kInbox}),
-               "taking kInbox .* while holding kShutdown .*, a leaf");
+  EXPECT_DEATH(LockChain({LockRank::kShutdown, LockRank::kRequests}),
+               "taking kRequests .* while holding kShutdown .*, a leaf");
+  EXPECT_DEATH(LockChain({LockRank::kLane, LockRank::kOwnerSleep}),
+               "taking kOwnerSleep .* while holding kLane .*, a leaf");
 }
 
 TEST(LockOrderTest, TwoLocksOfOneRankAbortOutsideADeclaredNesting) {
@@ -208,9 +194,9 @@ TEST(LockOrderTest, TwoLocksOfOneRankAbortOutsideADeclaredNesting) {
   // The fork handler's depots need the registry.
   EXPECT_DEATH(LockChain({LockRank::kNodeDepot, LockRank::kNodeDepot}),
                kSameRank);
-  // Two nodes, two levels: never.
+  // Two nodes, two lanes: never.
   EXPECT_DEATH(LockChain({LockRank::kNode, LockRank::kNode}), kSameRank);
-  EXPECT_DEATH(LockChain({LockRank::kLevel, LockRank::kLevel}), kSameRank);
+  EXPECT_DEATH(LockChain({LockRank::kLane, LockRank::kLane}), kSameRank);
 }
 
 // The library's own locks carry their ranks: a pool's mutex taken under a
@@ -245,18 +231,18 @@ TEST(LockOrderTest, MovingAClockUnderANodeLockAborts) {
       "\\(TimerNode::mu\\), an inner rank");
 }
 
-// As above: a node's memory taken from its pool under a level lock aborts.
-TEST(LockOrderTest, AllocatingANodeUnderALevelLockAborts) {
+// As above: a node's memory taken from its pool under a lane lock aborts.
+TEST(LockOrderTest, AllocatingANodeUnderALaneLockAborts) {
   SKIP_UNLESS_CHECKED();
   EXPECT_DEATH(
       {
         NodePool pool(64, 8, 0, NodePool::Tail::kOwnerCalls);
-        SpinLock level(LockRank::kLevel);
-        SpinLockHolder hold(&level);
+        SpinLock lane(LockRank::kLane);
+        SpinLockHolder hold(&lane);
         pool.Allocate();
       },
-      "taking kNode(Registry|Depot) .* while holding kLevel "
-      "\\(WheelLevel::mu_\\), an inner rank");
+      "taking kNode(Registry|Depot) .* while holding kLane "
+      "\\(Inbox::Lane::mu\\), an inner rank");
 }
 
 }  // namespace

@@ -12,15 +12,15 @@
 //     ran; and it is how a test shows that something does NOT happen (wait
 //     idle, then look at the counters), never by sleeping.
 //   * `TimingWheelTestPeer` reaches the engine behind a TimingWheel (declared
-//     a friend there), and `EngineTestPeer` the wheel inside an engine, for
+//     a friend there), and `EngineTestPeer` the core inside an engine, for
 //     tests that check where timers sit.
 //   * `ThreadStarterTestPeer` makes the system refuse thread starts, for
 //     tests of what the wheel does then.
 //   * `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock,
 //     Start to rebuild it with other Options, and Advance / AdvanceTo, which
 //     move the clock and wait until the wheel is quiescent.
-//   * `TestNodes` is a home for the TimerNodes that the unit tests of
-//     buckets, levels and timer states make directly, with no engine.
+//   * `TestNodes` is a home for the TimerNodes that the unit tests of timer
+//     states make directly, with no engine.
 //   * `JumpingClock` is a clock written with the public API only: real
 //     time plus jumps that it announces with NotifyTimeChanged;
 //     `SteppingClock` one that is set, backwards too (against the contract).
@@ -72,6 +72,7 @@
 #include "thread_starter.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timingwheel.h"
+#include "wheel_core_test_peer.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define TIMINGWHEEL_TEST_SANITIZED 1
@@ -91,38 +92,20 @@ inline constexpr bool kSanitized = true;
 inline constexpr bool kSanitized = false;
 #endif
 
-// Reaches inside an engine and its wheel, for tests that check where timers
-// sit.
+// Reaches inside an engine's core, for tests that check where timers sit:
+// on the advancer's thread, which owns it, after the submissions made so far.
 class EngineTestPeer {
  public:
-  static internal::Wheel& WheelOf(internal::Engine& engine) {
-    return engine.wheel_;
-  }
-  // The lowest level of the calling thread's lane, which holds the timers
-  // this thread creates; tests walk the levels up from it.
-  static const internal::WheelLevel& LowestLevel(internal::Wheel& wheel) {
-    return *wheel.lanes_[wheel.HomeOfThisThread()->lane()]->level0;
-  }
-  static const internal::WheelLevel& LowestLevel(internal::Engine& engine) {
-    return LowestLevel(engine.wheel_);
-  }
-  // Levels created so far, the most of any lane.
-  static int Levels(internal::Wheel& wheel) {
-    int most = 0;
-    for (const auto& lane : wheel.lanes_) {
-      int levels = 0;
-      for (const internal::WheelLevel* level = lane->level0.get();
-           level != nullptr; level = level->overflow()) {
-        ++levels;
-      }
-      most = std::max(most, levels);
-    }
-    return most;
-  }
-  static int Levels(internal::Engine& engine) { return Levels(engine.wheel_); }
-  // Buckets waiting in the delay queue.
-  static int64_t QueuedBuckets(internal::Engine& engine) {
-    return engine.wheel_.queue().size();
+  // The timers each level holds, lowest first (0 for a level not created).
+  static std::vector<int64_t> LevelCounts(internal::Engine& engine,
+                                          int levels) {
+    std::vector<int64_t> counts;
+    engine.advancer_.RunOnOwner([&] {
+      counts =
+          internal::WheelCoreTestPeer::CountsByLevel(engine.advancer_.core_);
+    });
+    counts.resize(static_cast<size_t>(levels), 0);
+    return counts;
   }
 };
 
@@ -243,14 +226,6 @@ class TestNodes {
   Home* home_;
   std::vector<internal::TimerNode*> nodes_;
 };
-
-// The pointers of a bucket's array (a detached bucket), in order.
-inline std::vector<internal::TimerNode*> Elements(
-    const internal::NodeArray& array) {
-  std::vector<internal::TimerNode*> out;
-  for (size_t i = 0; i < array.size(); ++i) out.push_back(array[i]);
-  return out;
-}
 
 // How long a test waits for something that should happen at once before it
 // gives up; only ever reached when the test fails.

@@ -20,7 +20,7 @@
 #              about what clang does not, e.g. -Wtsan); the library and the
 #              tests where threads meet. Left to the tsan configuration, to
 #              keep this one near two minutes: the single-threaded arithmetic
-#              and state tests (bucket, wheel_level, scheduler, uptime), the
+#              and state tests (scheduler, uptime), the
 #              model test (80 s under g++'s TSan) and
 #              FaultsTest.ShutdownWithAMillionPending (a million adds on one
 #              thread, 47 s); see the gcc-tsan presets in CMakePresets.json

@@ -120,8 +120,9 @@ class TIMINGWHEEL_EXPORT Timer {
 
   // Prevents the callback from running.
   //
-  // Returns true if this call stopped a pending timer: one waiting in the
-  // wheel, cascading between levels, or handed to a worker but not started.
+  // Returns true if this call stopped a pending timer: one handed to the
+  // wheel and not taken yet, waiting in the wheel, cascading between levels,
+  // or handed to a worker but not started.
   // After a true return the callback never starts (for a periodic timer: no
   // new run starts, also when called from inside its own callback).
   // Returns false if the callback had already started (a one-shot timer that
@@ -198,7 +199,9 @@ class TIMINGWHEEL_EXPORT Timer {
   //
   // It is the deadline as asked for (`now + d` for AfterFunc and Reset, the
   // point for At, also one already passed), to the nanosecond above; the
-  // callback starts no earlier, at the first whole tick at or after it. While
+  // callback starts no earlier, at the first whole tick at or after it. The
+  // calling thread stamps it when it arms the timer, so it is known at once,
+  // also while the wheel's thread has not taken the timer yet. While
   // a periodic timer's callback runs, its next deadline is not decided yet
   // (the schedule is asked when the callback returns): Deadline() is then the
   // deadline of the run in progress, unless a Reset during the run set the

@@ -31,9 +31,12 @@
 // lib/core/placement.h in the source tree).
 //
 // Every level's non-empty buckets sit in ONE delay queue, ordered by bucket
-// expiration. Deadlines are rounded UP to a whole tick, so a callback never
-// starts before its deadline by the wheel's clock, and starts within one tick
-// after it plus the time to hand it to a worker.
+// expiration. The levels, buckets and that queue belong to one thread, the
+// advancer: a caller hands its timers, stops and re-arms over to it through
+// a lane of its own thread, and never touches a bucket. Deadlines are
+// rounded UP to a whole tick, so a callback never starts before its
+// deadline by the wheel's clock, and starts within one tick after it plus
+// the time to hand it to a worker.
 //
 // Memory: what a wheel keeps, and when it gives back
 // ---------------------------------------------------
@@ -62,13 +65,17 @@
 //   * callers (any thread, callbacks included): AfterFunc, Every, At, Stop,
 //     Reset, the Timer queries, Pending, CancelAll, Shutdown. They never wait
 //     for the wheel's threads, except Shutdown, which joins them, and
-//     CancelAll, which waits for the advancer to finish the chunk of timers
-//     it is moving (up to 1024) and for the Resets in flight.
-//   * `tw-poller`: sleeps on the clock until the delay queue's head bucket is
-//     due, then hands the due buckets to the advancer.
-//   * `tw-advancer`: moves every level's current time to the bucket's
-//     expiration, empties the bucket, and sends each timer to the workers (if
-//     due) or down into a lower level (if not).
+//     CancelAll, which waits for the advancer to finish the slice of timers
+//     it is moving (up to 1024), looks on the advancer's thread, and waits
+//     for the Resets in flight. An arm, stop or re-arm is handed to the
+//     advancer as a submission: it wakes the advancer only when it is due
+//     before the advancer's next planned wake-up.
+//   * `tw-poller`: sleeps on the clock until the delay queue's next bucket
+//     is due, then wakes the advancer.
+//   * `tw-advancer`: takes the callers' submissions (links each new timer,
+//     unlinks each stopped one), moves every level's current time to the
+//     due bucket's expiration, empties the bucket, and sends each timer to
+//     the workers (if due) or down into a lower level (if not).
 //   * `tw-worker-N`: runs due callbacks, `Options::workers` of them at once.
 //   Each of these calls Options::on_thread_start first, if set.
 //   * `tw-giveback`: one per process, shared by the wheels, not theirs (no

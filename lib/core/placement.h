@@ -4,7 +4,7 @@
 // placement.h: where a timer goes in the hierarchical wheel and when its
 // bucket is released, as pure functions of a level's geometry, the level's
 // current tick and the timer's expiration tick. No locks, no nodes:
-// WheelLevel (wheel_level.h) applies them under its lock, and
+// WheelCore (core/wheel_core.h) applies them to its levels, and
 // placement_test.cc checks them at every level boundary plus and minus one.
 //
 // Units. Everything is in whole ticks of level 0 (`Options::tick`), counted
@@ -220,7 +220,7 @@ constexpr LevelPlacement PlaceInLevel(const LevelGeometry& level,
 // The level (0 for the lowest) a timer expiring at `expiration_tick` lands
 // in when every level's current tick is `now_tick` rounded down to its tick
 // width, as the advancer leaves them: the lowest level whose span, or the
-// one bucket past it, covers the expiration. WheelLevel::Locate walks the
+// one bucket past it, covers the expiration. WheelCore::Place walks the
 // same way over the levels' own current ticks.
 int LevelFor(int wheel_size, int64_t now_tick, int64_t expiration_tick);
 

@@ -1,0 +1,144 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// inbox.h: the hand-off. Callers give the thread that owns the wheel's core
+// (the advancer: lib/advancer.h) their new arms and their stops as
+// submissions, and never touch a level or a bucket (DESIGN.md, section 5).
+//
+// A submission names a node, an arm of it (the generation of its state
+// word) and what to do:
+//   kArm     link the node for arm `gen`, at the node's deadline (written
+//            before the push, which the lane's lock publishes);
+//   kUnlink  arm `gen` ended (a Stop): take the node out of its bucket if it
+//            is still linked for that arm, so that a stopped far timer does
+//            not keep its memory until its bucket comes due.
+// The owner checks the arm against the node's state word when it takes the
+// submission; one that a later Stop or Reset made stale does nothing. Each
+// submission holds one reference on its node for the owner (or a bucket)
+// to release.
+//
+// Lanes: one per hardware thread (at most kMaxLanes), each on cache lines
+// of its own: a spin lock and a vector of submissions. A thread pushes to
+// the lane it was given on first use (round robin), so threads rarely share
+// a lock; the owner takes a lane by swapping its vector for an empty one.
+// The lane's index also picks where the thread's nodes live (NodeHome).
+//
+// Wake-ups: no syscall per call, no thread spinning. The owner publishes
+// the tick at which it will run anyway (its next release, kNever with
+// nothing linked; kAwake while it works). A push wakes it only when the
+// submission is due before that tick, or when its lane has reached
+// kWakeAt submissions (which bounds what waits, e.g. the stops of far
+// timers). No wake-up is lost: a pusher reads the published tick under its
+// lane's lock, and the owner, after publishing the tick, looks at every
+// lane under its lock before it sleeps (Idle): either it sees the push, or
+// the pusher sees the new tick.
+//
+// Stop before take: a Stop on the thread that made the timer, before the
+// owner took it, takes the kArm back out of the lane (Retract), so that an
+// AfterFunc + Stop pair never leaves the caller's core.
+//
+// Shutdown: Close makes every later Push fail (the caller keeps its
+// reference and the node stays unarmed) and hands back what the lanes hold.
+//
+// Thread-safety: thread-safe. Push, Retract and the owner's Take and Idle
+// take one lane's lock at a time (kLane, a leaf); Sleep and Wake take
+// `sleep_mu_` (kOwnerSleep, a leaf), never under a lane lock.
+
+#ifndef TIMINGWHEEL_LIB_HANDOFF_INBOX_H_
+#define TIMINGWHEEL_LIB_HANDOFF_INBOX_H_
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "mutex.h"
+
+namespace timingwheel::internal {
+
+class TimerNode;
+
+struct Submission {
+  enum class Kind : uint8_t { kArm, kUnlink };
+  TimerNode* node;
+  uint64_t gen;
+  Kind kind;
+};
+
+class Inbox {
+ public:
+  // The published tick of an owner that works now, and of one with nothing
+  // linked.
+  static constexpr int64_t kAwake = std::numeric_limits<int64_t>::min();
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  // A lane that holds this many submissions wakes the owner.
+  static constexpr size_t kWakeAt = 4096;
+
+  Inbox();
+  Inbox(const Inbox&) = delete;
+  Inbox& operator=(const Inbox&) = delete;
+
+  int lanes() const { return static_cast<int>(lanes_.size()); }
+  // The calling thread's lane; threads are numbered round-robin on first
+  // use.
+  int LaneOfThisThread() const {
+    int index = tls_lane_index;
+    if (index < 0) index = tls_lane_index = NextLaneIndex();
+    return index % lanes();
+  }
+
+  // Hands `s` to the owner, with one reference on its node; `tick` is the
+  // tick by which the owner must have taken it (kNever: no hurry). False
+  // once closed: then the caller keeps the reference.
+  bool Push(const Submission& s, int64_t tick);
+  // Takes back the kArm of arm `gen` of `node` if it is still among the
+  // latest submissions of this thread's lane; the caller then owns its
+  // reference, and the owner never sees the node.
+  bool Retract(const TimerNode* node, uint64_t gen);
+
+  // The owner: appends every lane's submissions to `out` (empty once
+  // closed).
+  void Take(std::vector<Submission>* out);
+  // The owner, before it sleeps: publishes `wake_tick` (when it will run
+  // next anyway) and returns whether no lane holds a submission that is due
+  // before it, nor kWakeAt of them. When false, it should work again.
+  bool Idle(int64_t wake_tick);
+  // The owner sleeps until woken (Wake, or a push that needs it) or closed;
+  // then it works (the published tick is kAwake).
+  void Sleep() ABSL_LOCKS_EXCLUDED(sleep_mu_);
+  // Wakes the owner (the poller at a release, a thread that needs a round).
+  void Wake() ABSL_LOCKS_EXCLUDED(sleep_mu_);
+
+  // Refuses every later Push, wakes the owner for good, and appends what
+  // the lanes hold to `out`.
+  void Close(std::vector<Submission>* out) ABSL_LOCKS_EXCLUDED(sleep_mu_);
+
+ private:
+  // Each on cache lines of its own.
+  struct alignas(64) Lane {
+    SpinLock mu{LockRank::kLane};
+    std::vector<Submission> submissions ABSL_GUARDED_BY(mu);
+    // The earliest tick of a submission in `submissions`, or kNever.
+    int64_t earliest ABSL_GUARDED_BY(mu) = kNever;
+    bool closed ABSL_GUARDED_BY(mu) = false;
+  };
+
+  // This thread's number for picking a lane; -1 until first needed.
+  static inline thread_local int tls_lane_index = -1;
+  static int NextLaneIndex();
+
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  // The owner's published tick: written by the owner, read under lane locks.
+  std::atomic<int64_t> wake_tick_{kAwake};
+
+  Mutex sleep_mu_{LockRank::kOwnerSleep};
+  CondVar sleep_cv_;
+  bool woken_ ABSL_GUARDED_BY(sleep_mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(sleep_mu_) = false;
+};
+
+}  // namespace timingwheel::internal
+
+#endif  // TIMINGWHEEL_LIB_HANDOFF_INBOX_H_

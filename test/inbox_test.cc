@@ -1,0 +1,245 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// inbox_test.cc: tests of the hand-off's Inbox (lib/handoff/inbox.h), with
+// no engine: Take hands over every submission of every lane, a lane's in the
+// order pushed; Retract takes back only the latest kArm of that node and arm
+// in the caller's own lane, before the owner took it; the owner's sleep is
+// ended by a push due before the tick it published, by a lane reaching
+// kWakeAt, by Wake and by Close, and not by a push it will take in time
+// anyway; Close refuses later pushes and hands back what the lanes held.
+// Under threads: pushers on many threads against an owner that takes and
+// sleeps as the advancer does lose no submission and no wake-up (every wait
+// is bounded, so a lost wake-up fails instead of hanging).
+//
+// The inbox never reads a node: the submissions name made-up addresses.
+
+#include "handoff/inbox.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace timingwheel::internal {
+namespace {
+
+using ::testing::ElementsAre;
+
+constexpr auto kTimeout = std::chrono::seconds(10);
+constexpr auto kStillBlocked = std::chrono::milliseconds(50);
+
+// A made-up node address; the inbox only compares and hands it on.
+TimerNode* Node(uintptr_t i) {
+  return reinterpret_cast<TimerNode*>(uintptr_t{0x10000} + 64 * i);
+}
+Submission Arm(uintptr_t i, uint64_t gen = 0) {
+  return {Node(i), gen, Submission::Kind::kArm};
+}
+Submission Unlink(uintptr_t i, uint64_t gen = 0) {
+  return {Node(i), gen, Submission::Kind::kUnlink};
+}
+std::vector<TimerNode*> Nodes(const std::vector<Submission>& submissions) {
+  std::vector<TimerNode*> nodes;
+  for (const Submission& s : submissions) nodes.push_back(s.node);
+  return nodes;
+}
+
+// The owner's Sleep in its own thread.
+std::future<void> SleepAsync(Inbox* inbox) {
+  return std::async(std::launch::async, [inbox] { inbox->Sleep(); });
+}
+bool Returns(std::future<void>& f, std::chrono::milliseconds within) {
+  return f.wait_for(within) == std::future_status::ready;
+}
+
+TEST(InboxTest, TakeHandsOverALanesSubmissionsInTheOrderPushed) {
+  Inbox inbox;
+  ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
+  ASSERT_TRUE(inbox.Push(Unlink(2), Inbox::kNever));
+  ASSERT_TRUE(inbox.Push(Arm(3), 7));
+  std::vector<Submission> taken;
+  inbox.Take(&taken);
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(1), Node(2), Node(3)));
+  EXPECT_EQ(taken[1].kind, Submission::Kind::kUnlink);
+  taken.clear();
+  inbox.Take(&taken);
+  EXPECT_TRUE(taken.empty()) << "taken twice";
+}
+
+TEST(InboxTest, TakeHandsOverTheSubmissionsOfEveryThread) {
+  Inbox inbox;
+  constexpr int kThreads = 8;
+  constexpr int kEach = 1000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&inbox, t] {
+      for (int i = 0; i < kEach; ++i) {
+        ASSERT_TRUE(inbox.Push(Arm(static_cast<uintptr_t>(t * kEach + i)),
+                               Inbox::kNever));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<Submission> taken;
+  inbox.Take(&taken);
+  std::set<TimerNode*> seen;
+  for (const Submission& s : taken) EXPECT_TRUE(seen.insert(s.node).second);
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kThreads * kEach));
+}
+
+TEST(InboxTest, RetractTakesBackTheLatestArmOfThisThread) {
+  Inbox inbox;
+  ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
+  ASSERT_TRUE(inbox.Push(Arm(2), Inbox::kNever));
+  ASSERT_TRUE(inbox.Push(Arm(3), Inbox::kNever));
+  EXPECT_TRUE(inbox.Retract(Node(2), 0));
+  EXPECT_FALSE(inbox.Retract(Node(2), 0)) << "retracted twice";
+  std::vector<Submission> taken;
+  inbox.Take(&taken);
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(1), Node(3)));
+}
+
+TEST(InboxTest, RetractLeavesOtherArmsUnlinksAndTakenOnes) {
+  Inbox inbox;
+  ASSERT_TRUE(inbox.Push(Arm(1, /*gen=*/1), Inbox::kNever));
+  ASSERT_TRUE(inbox.Push(Unlink(2), Inbox::kNever));
+  EXPECT_FALSE(inbox.Retract(Node(1), 0)) << "another arm of the node";
+  EXPECT_FALSE(inbox.Retract(Node(2), 0)) << "not an arm";
+  std::vector<Submission> taken;
+  inbox.Take(&taken);
+  EXPECT_EQ(taken.size(), 2u);
+  EXPECT_FALSE(inbox.Retract(Node(1), 1)) << "the owner has it";
+}
+
+TEST(InboxTest, RetractLooksOnlyInTheCallersOwnLane) {
+  Inbox inbox;
+  if (inbox.lanes() == 1) GTEST_SKIP() << "one lane: every thread shares it";
+  std::thread other([&] { ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever)); });
+  other.join();
+  // Another thread's lane, unless the round robin gave this one the same.
+  std::vector<Submission> taken;
+  if (inbox.Retract(Node(1), 0)) {
+    inbox.Take(&taken);
+    EXPECT_TRUE(taken.empty());
+  } else {
+    inbox.Take(&taken);
+    EXPECT_THAT(Nodes(taken), ElementsAre(Node(1)));
+  }
+}
+
+TEST(InboxTest, RetractLooksOnlyAtTheLatestFewSubmissions) {
+  Inbox inbox;
+  ASSERT_TRUE(inbox.Push(Arm(0), Inbox::kNever));
+  for (uintptr_t i = 1; i <= 100; ++i) {
+    ASSERT_TRUE(inbox.Push(Arm(i), Inbox::kNever));
+  }
+  EXPECT_FALSE(inbox.Retract(Node(0), 0)) << "100 pushes ago";
+  EXPECT_TRUE(inbox.Retract(Node(100), 0));
+}
+
+TEST(InboxTest, IdleUnlessALaneHoldsSomethingDueBeforeTheWakeTick) {
+  Inbox inbox;
+  EXPECT_TRUE(inbox.Idle(10));
+  ASSERT_TRUE(inbox.Push(Arm(1), 10));
+  EXPECT_TRUE(inbox.Idle(10)) << "due at the tick it will wake at anyway";
+  ASSERT_TRUE(inbox.Push(Unlink(2), Inbox::kNever));
+  EXPECT_TRUE(inbox.Idle(10));
+  EXPECT_FALSE(inbox.Idle(11)) << "due before the wake tick";
+  std::vector<Submission> taken;
+  inbox.Take(&taken);
+  EXPECT_TRUE(inbox.Idle(Inbox::kNever));
+}
+
+TEST(InboxTest, APushDueBeforeThePublishedTickWakesTheOwner) {
+  Inbox inbox;
+  ASSERT_TRUE(inbox.Idle(100));
+  std::future<void> sleeping = SleepAsync(&inbox);
+  ASSERT_TRUE(inbox.Push(Arm(1), 100));  // in time anyway
+  EXPECT_FALSE(Returns(sleeping, kStillBlocked)) << "woken for no need";
+  ASSERT_TRUE(inbox.Push(Arm(2), 99));
+  EXPECT_TRUE(Returns(sleeping, kTimeout)) << "a wake-up was lost";
+}
+
+TEST(InboxTest, ALaneOfKWakeAtSubmissionsWakesTheOwner) {
+  Inbox inbox;
+  ASSERT_TRUE(inbox.Idle(Inbox::kNever));
+  std::future<void> sleeping = SleepAsync(&inbox);
+  for (size_t i = 1; i < Inbox::kWakeAt; ++i) {
+    ASSERT_TRUE(inbox.Push(Unlink(i), Inbox::kNever));
+  }
+  EXPECT_FALSE(Returns(sleeping, kStillBlocked));
+  ASSERT_TRUE(inbox.Push(Unlink(0), Inbox::kNever));
+  EXPECT_TRUE(Returns(sleeping, kTimeout));
+  EXPECT_FALSE(inbox.Idle(Inbox::kNever)) << "a full lane is work";
+}
+
+TEST(InboxTest, WakeBeforeSleepIsNotLost) {
+  Inbox inbox;
+  inbox.Wake();
+  std::future<void> sleeping = SleepAsync(&inbox);
+  EXPECT_TRUE(Returns(sleeping, kTimeout));
+}
+
+TEST(InboxTest, CloseWakesTheOwnerRefusesPushesAndHandsBackTheLanes) {
+  Inbox inbox;
+  ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
+  ASSERT_TRUE(inbox.Idle(Inbox::kNever));
+  std::future<void> sleeping = SleepAsync(&inbox);
+  std::vector<Submission> left;
+  inbox.Close(&left);
+  EXPECT_TRUE(Returns(sleeping, kTimeout));
+  EXPECT_THAT(Nodes(left), ElementsAre(Node(1)));
+  EXPECT_FALSE(inbox.Push(Arm(2), 0));
+  std::vector<Submission> taken;
+  inbox.Take(&taken);
+  EXPECT_TRUE(taken.empty());
+  inbox.Sleep();  // returns at once: closed
+}
+
+TEST(InboxTest, PushersRacingASleepingOwnerLoseNothing) {
+  // As the advancer: take, then publish a wake tick and sleep unless a lane
+  // holds work. Each pusher's submission is due at once (tick 0), so every
+  // one must wake the owner if it sleeps.
+  Inbox inbox;
+  constexpr int kThreads = 4;
+  constexpr int kEach = 20'000;
+  std::atomic<int> taken_count{0};
+  std::atomic<bool> done{false};
+  std::thread owner([&] {
+    std::vector<Submission> taken;
+    while (!done.load()) {
+      inbox.Take(&taken);
+      taken_count += static_cast<int>(taken.size());
+      taken.clear();
+      if (inbox.Idle(1)) inbox.Sleep();
+    }
+  });
+  std::vector<std::thread> pushers;
+  for (int t = 0; t < kThreads; ++t) {
+    pushers.emplace_back([&inbox, t] {
+      for (int i = 0; i < kEach; ++i) {
+        ASSERT_TRUE(inbox.Push(Arm(static_cast<uintptr_t>(t * kEach + i)), 0));
+      }
+    });
+  }
+  for (std::thread& t : pushers) t.join();
+  const auto give_up = std::chrono::steady_clock::now() + kTimeout;
+  while (taken_count.load() < kThreads * kEach &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(taken_count.load(), kThreads * kEach) << "a wake-up was lost";
+  done.store(true);
+  inbox.Wake();
+  owner.join();
+}
+
+}  // namespace
+}  // namespace timingwheel::internal
