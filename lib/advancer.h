@@ -139,6 +139,7 @@ class Advancer {
   // What a round collects for after its core work.
   struct Scratch {
     std::vector<Submission> submissions;
+    std::vector<CoreNode*> due;  // a slice's, from the core
     std::vector<DueTimer> batch;
     std::vector<uint64_t> hand_offs;
     std::vector<TimerNode*> dropped;

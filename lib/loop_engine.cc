@@ -18,6 +18,14 @@
 #include "options_check.h"
 
 namespace timingwheel::internal {
+namespace {
+
+// How many due timers ahead RunDue fetches.
+constexpr size_t kRunAhead = 8;
+// The room for due timers that RunDue keeps once they ran (512 KiB).
+constexpr size_t kKeepDue = 64 * 1024;
+
+}  // namespace
 
 absl::StatusOr<LoopEngine*> LoopEngine::Create(LoopOptions options) {
   if (absl::Status status = CheckLoopOptions(&options); !status.ok()) {
@@ -32,10 +40,8 @@ LoopEngine::LoopEngine(LoopOptions options)
       by_tick_(time_.tick_ns()),
       max_deadline_ns_(kMaxTick / time_.tick_ns() * time_.tick_ns()),
       max_pending_(options.max_pending),
-      small_nodes_(sizeof(LoopNode) + LoopNode::kSmallCallable,
-                   options.spare_timers),
-      wide_nodes_(sizeof(LoopNode) + LoopNode::kWideCallable,
-                  options.spare_timers),
+      small_nodes_(kSmallLoopBlock, options.spare_timers),
+      wide_nodes_(kWideLoopBlock, options.spare_timers),
       core_(options.wheel_size) {}
 
 void LoopEngine::CheckThreadSlow(const char* what) {
@@ -57,13 +63,17 @@ void LoopEngine::CheckThreadSlow(const char* what) {
 
 void LoopEngine::CloseAndRelease() {
   closed_ = true;
-  NodeList cancelled;
+  std::vector<CoreNode*> cancelled;
   core_.TakeAll(&cancelled);
-  while (CoreNode* core_node = due_.PopFront()) cancelled.Push(core_node);
+  for (size_t i = due_next_; i < due_.size(); ++i) {
+    if (due_[i] != nullptr) cancelled.push_back(due_[i]);
+  }
+  due_.clear();
+  due_next_ = 0;
   pending_ = 0;
   // Each callback is destroyed here, on the loop's thread; its destructor
   // may call into the wheel, which refuses new timers from now on.
-  while (CoreNode* core_node = cancelled.PopFront()) {
+  for (CoreNode* core_node : cancelled) {
     auto* node = static_cast<LoopNode*>(core_node);
     node->in_due = false;
     node->state = LoopNode::State::kCancelled;
@@ -184,7 +194,8 @@ void LoopEngine::Arm(LoopNode* node, int64_t deadline_ns) {
   const int64_t tick = deadline_ns > 0 ? by_tick_.Ceil(deadline_ns) : 0;
   if (core_.Add(node, tick)) return;
   node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
-  due_.Push(node);
+  node->index = static_cast<uint32_t>(due_.size());
+  due_.push_back(node);
 }
 
 void LoopEngine::Destroy(LoopNode* node) {
@@ -210,7 +221,9 @@ void LoopEngine::Destroy(LoopNode* node) {
 }
 
 std::optional<absl::Duration> LoopEngine::TimeUntilNext() {
-  if (!due_.empty()) return absl::ZeroDuration();
+  for (; due_next_ < due_.size(); ++due_next_) {
+    if (due_[due_next_] != nullptr) return absl::ZeroDuration();
+  }
   const std::optional<int64_t> release = core_.NextRelease();
   if (!release.has_value()) return std::nullopt;
   const int64_t release_ns = *release > kMaxTick / time_.tick_ns()
@@ -236,16 +249,25 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
     LoopEngine* const engine;
   } hold(this);
   int64_t ran = 0;
-  while (!closed_) {
-    CoreNode* core_node = due_.PopFront();
-    if (core_node == nullptr) break;
-    // Taking `node` out touched the next one: fetch the one after it
-    // while `node` runs (due timers lie far apart in memory).
-    if (CoreNode* next = due_.Front()) __builtin_prefetch(next->next, 1);
+  // By index: a callback may append to `due_`, or run RunDue itself.
+  while (!closed_ && due_next_ < due_.size()) {
+    // Due timers lie far apart in memory: fetch some ahead while this runs.
+    if (due_next_ + kRunAhead < due_.size() &&
+        due_[due_next_ + kRunAhead] != nullptr) {
+      __builtin_prefetch(due_[due_next_ + kRunAhead], 1);
+    }
+    CoreNode* const core_node = due_[due_next_++];
+    if (core_node == nullptr) continue;  // stopped while due
     auto* node = static_cast<LoopNode*>(core_node);
     node->in_due = false;
     ++ran;
     Run(node);
+  }
+  if (due_next_ == due_.size()) {
+    due_.clear();
+    due_next_ = 0;
+    // A burst's worth of room goes back.
+    if (due_.capacity() > kKeepDue) std::vector<CoreNode*>().swap(due_);
   }
   // The due callbacks ran on time; now a share of the cascades pending.
   if (!closed_) core_.CascadeSome();

@@ -50,7 +50,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/bucket_list.h"
+#include "core/bucket.h"
 #include "core/divider.h"
 #include "core/wheel_core.h"
 #include "loop_node.h"
@@ -152,7 +152,7 @@ class LoopEngine {
   // Takes a kPending node out of the core or `due_`.
   void Unlink(LoopNode* node) {
     if (node->in_due) {
-      internal::Unlink(node);
+      due_[node->index] = nullptr;  // RunDue skips it
       node->in_due = false;
     } else {
       core_.Remove(node);
@@ -177,7 +177,10 @@ class LoopEngine {
   LoopNodePool small_nodes_;
   LoopNodePool wide_nodes_;
   WheelCore core_;
-  NodeList due_;
+  // The due timers, in order: RunDue runs [due_next_, end) (a null was
+  // stopped), Advance and Arm append (each node's `index` its position).
+  std::vector<CoreNode*> due_;
+  size_t due_next_ = 0;
   int64_t pending_ = 0;
   int64_t refs_ = 1;  // the LoopWheel's
   bool closed_ = false;

@@ -3,29 +3,23 @@
 //
 // loop_node.h: a LoopWheel's timer node, and the pool its memory comes from.
 //
-// A node is a 48-byte header followed, in the same block, by its callable:
+// A node is a 40-byte header followed, in the same block, by its callable:
 //
 //   offset  size  field
-//   0       24    CoreNode: prev, next, expiration_tick (the core's)
-//   24      8     ops: how to run, move and destroy the callable
-//   32      8     deadline_ns
-//   40      4     refs: one per LoopTimer handle, one while the wheel holds it
-//   44      4     state, kind, in_due, has_rearm
-//   48      16    the callable (kSmall: a block of 64 bytes, one cache line)
-//           32    or (kWide: 80 bytes, e.g. an absl::AnyInvocable)
+//   0       16    CoreNode: expiration_tick, holder, index (the core's)
+//   16      8     ops: how to run, move and destroy the callable
+//   24      8     deadline_ns
+//   32      4     refs: one per LoopTimer handle, one while the wheel holds it
+//   36      4     state, kind, in_due, has_rearm
+//   40      24    the callable (kSmall: a block of 64 bytes, one cache line)
+//           32    or (kWide: 80 bytes, 8 of them padding, e.g. an
+//                 absl::AnyInvocable)
 //
 // A callable is kept inline when it fits 32 bytes, is aligned to at most 8
 // and moves without throwing; any other is boxed on the heap by the template
 // that takes it (loop_wheel.h: internal::LoopCallable), leaving an 8-byte
 // pointer inline. A periodic timer's node (kPeriodic) also holds its
 // scheduler; periodic timers are few, so it comes from the heap.
-//
-// Why not 48 bytes, issue 25's budget: the header holds the core's two
-// 64-bit links and expiration tick (24 bytes: CoreNode is shared with the
-// threaded wheel), the ops pointer and the exact deadline (Deadline()
-// returns it, and a periodic timer's schedule is kept from it), leaving no
-// room for a 16-byte capture in 48. The 48-byte node needs the core to link
-// nodes by 32-bit indices, which issue 25 does for both wheels.
 //
 // The pool is the engine's alone (one owner, the loop's thread: no lock, no
 // thread cache). Its memory comes in chunks of 4 MiB, each mapped at a 4 MiB
@@ -61,7 +55,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/bucket_list.h"
+#include "core/bucket.h"
 #include "timingwheel/loop_wheel.h"
 #include "timingwheel/scheduler.h"
 
@@ -79,7 +73,7 @@ struct LoopNode : CoreNode {
   // Which block holds the node: how much room its callable has, and where
   // its memory goes back to.
   enum class Kind : uint8_t { kSmall, kWide, kPeriodic };
-  static constexpr size_t kSmallCallable = 16;
+  static constexpr size_t kSmallCallable = 24;
   static constexpr size_t kWideCallable = kLoopInlineCallable;
 
   LoopNode(Kind kind, const LoopCallbackOps* ops) : ops(ops), kind(kind) {}
@@ -101,7 +95,15 @@ struct LoopNode : CoreNode {
   bool in_due = false;  // linked in the engine's `due_`, not in the core
   bool has_rearm = false;
 };
-static_assert(sizeof(LoopNode) == 48, "the header of a node, as drawn above");
+static_assert(sizeof(LoopNode) == 40, "the header of a node, as drawn above");
+
+// The blocks of the pool: a small one is one cache line, a wide one is
+// rounded up to a multiple of 16 (as the pool asks).
+inline constexpr size_t kSmallLoopBlock =
+    sizeof(LoopNode) + LoopNode::kSmallCallable;
+inline constexpr size_t kWideLoopBlock =
+    (sizeof(LoopNode) + LoopNode::kWideCallable + 15) / 16 * 16;
+static_assert(kSmallLoopBlock == 64, "a small block is one cache line");
 
 // A periodic timer's node: the header, room for a wide callable, then its
 // scheduler.

@@ -48,7 +48,8 @@
 //     node anew and set its deadline: Reset, and the worker re-arming it
 //     after a run. It guards `has_rearm`. The wheel's owner never takes it.
 //     Its place among the locks: kNode in the lock table of lib/mutex.h.
-//   * The CoreNode part (links, expiration tick) and `linked_gen` belong to
+//   * The CoreNode part (expiration tick, place in the core) and `linked_gen`
+//   belong to
 //     the thread that owns the wheel's core (the advancer, or Shutdown once
 //     it has stopped): callers hand it arms and stops through the inbox
 //     (lib/handoff/inbox.h) and never read them.
@@ -75,7 +76,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
-#include "core/bucket_list.h"
+#include "core/bucket.h"
 #include "mutex.h"
 #include "node_pool.h"
 #include "ref_counted.h"
@@ -187,7 +188,7 @@ constexpr State EndOfRun(State running) {
   }
 }
 
-// The CoreNode base is the core's part (links and expiration tick): the
+// The CoreNode base is the core's part (expiration tick and place): the
 // owner links the node into the core's buckets and gets it back as due.
 class TimerNode : public CoreNode {
  public:

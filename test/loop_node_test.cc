@@ -25,8 +25,8 @@
 namespace timingwheel::internal {
 namespace {
 
-constexpr size_t kSmall = sizeof(LoopNode) + LoopNode::kSmallCallable;
-constexpr size_t kWide = sizeof(LoopNode) + LoopNode::kWideCallable;
+constexpr size_t kSmall = kSmallLoopBlock;
+constexpr size_t kWide = kWideLoopBlock;
 
 uintptr_t Address(const void* block) {
   return reinterpret_cast<uintptr_t>(block);

@@ -55,11 +55,10 @@ struct TestTimer : CoreNode {
 };
 
 // The ids of the due timers, taken out of `due`.
-std::vector<int> Drain(NodeList* due) {
+std::vector<int> Drain(std::vector<CoreNode*>* due) {
   std::vector<int> ids;
-  while (CoreNode* node = due->PopFront()) {
-    ids.push_back(static_cast<TestTimer*>(node)->id);
-  }
+  for (CoreNode* node : *due) ids.push_back(static_cast<TestTimer*>(node)->id);
+  due->clear();
   return ids;
 }
 
@@ -79,7 +78,7 @@ TEST(WheelCoreTest, DesignWorkedExample) {
   EXPECT_EQ(core.levels(), 3);
   EXPECT_EQ(core.size(), 3);
 
-  NodeList due;
+  std::vector<CoreNode*> due;
   // The releases, in order: @3 at 3, @8 at 7 (early by 1), then @9 at 9,
   // @32 at 28 (early by 4), @40 of level 1 at 39, @40 of level 0 at 40.
   std::vector<std::pair<int64_t, std::vector<int>>> seen;
@@ -95,7 +94,7 @@ TEST(WheelCoreTest, DesignWorkedExample) {
 
 TEST(WheelCoreTest, DueTimerIsNotLinked) {
   WheelCore core(20);
-  NodeList due;
+  std::vector<CoreNode*> due;
   core.Advance(100, &due);
   TestTimer t;
   EXPECT_FALSE(core.Add(&t, 100));
@@ -122,7 +121,7 @@ TEST(WheelCoreTest, RemoveLeavesNoWakeUpBehind) {
   core.Remove(&late);
   EXPECT_EQ(core.NextRelease(), std::nullopt);
   EXPECT_EQ(core.size(), 0);
-  NodeList due;
+  std::vector<CoreNode*> due;
   EXPECT_EQ(core.Advance(100'000, &due), 0);
 }
 
@@ -135,7 +134,7 @@ TEST(WheelCoreTest, TakeAllEmptiesEveryLevelAndLeavesNoWakeUp) {
   ASSERT_TRUE(core.Add(&a, 2));
   ASSERT_TRUE(core.Add(&b, 30));
   ASSERT_TRUE(core.Add(&c, 1000));
-  NodeList out;
+  std::vector<CoreNode*> out;
   core.TakeAll(&out);
   std::vector<int> ids = Drain(&out);
   std::sort(ids.begin(), ids.end());
@@ -144,7 +143,7 @@ TEST(WheelCoreTest, TakeAllEmptiesEveryLevelAndLeavesNoWakeUp) {
   EXPECT_EQ(core.NextRelease(), std::nullopt);
   // Usable again.
   ASSERT_TRUE(core.Add(&a, 5));
-  NodeList due;
+  std::vector<CoreNode*> due;
   core.Advance(5, &due);
   EXPECT_THAT(Drain(&due), ElementsAre(1));
 }
@@ -166,7 +165,7 @@ TEST(WheelCoreTest, ALevelZeroBucketDueWhenALevelOneBucketIsReleasedGoesFirst) {
   // level-0 bucket @7. Its timer at 11 (7 + 4) goes to the bucket past
   // level 0's span, in the slot of @7: free only once @7 was flushed.
   WheelCore core(4);
-  NodeList due;
+  std::vector<CoreNode*> due;
   core.Advance(4, &due);
   TestTimer at7, at11;
   at7.id = 7;
@@ -193,11 +192,11 @@ TEST(WheelCoreTest, AJumpReleasesEverythingDueInExpirationOrder) {
     ASSERT_TRUE(
         core.Add(timers.back().get(), absl::Uniform<int64_t>(rng, 1, 100'000)));
   }
-  NodeList due;
+  std::vector<CoreNode*> due;
   EXPECT_EQ(core.Advance(1'000'000, &due), 2000);
   int64_t last = 0;
   int count = 0;
-  while (CoreNode* node = due.PopFront()) {
+  for (CoreNode* node : due) {
     EXPECT_LE(last, node->expiration_tick);
     last = node->expiration_tick;
     ++count;
@@ -227,7 +226,7 @@ TEST(WheelCoreTest, SpreadCascadesGiveTheSameTimersAtTheSameWakeUps) {
   for (int64_t i = 0; i < 400; ++i) add(800 + i);
   using Step = std::pair<int64_t, std::vector<int>>;
   std::vector<Step> seen_now, seen_spread;
-  NodeList due;
+  std::vector<CoreNode*> due;
   while (std::optional<int64_t> next = now.NextRelease()) {
     now.Advance(*next, &due);
     seen_now.emplace_back(*next, Drain(&due));
@@ -351,7 +350,7 @@ class Model {
   }
 
   void AdvanceTo(int64_t to) {
-    NodeList due;
+    std::vector<CoreNode*> due;
     int64_t appended = 0;
     if (sliced_) {
       // As the threaded wheel's advancer: at once, or in slices at one tick
@@ -377,7 +376,7 @@ class Model {
     }
     int64_t count = 0;
     int64_t last = std::numeric_limits<int64_t>::min();
-    while (CoreNode* node = due.PopFront()) {
+    for (CoreNode* node : due) {
       auto* timer = static_cast<TestTimer*>(node);
       ++count;
       ASSERT_LE(timer->expiration_tick, to) << "early: timer " << timer->id;
@@ -428,7 +427,7 @@ TEST(WheelCoreTest, ACascadeOvertakenByTheClockLetsItsDueTimersOutAtOnce) {
     timers[i].id = static_cast<int>(i);
     ASSERT_TRUE(core.Add(&timers[i], 9));
   }
-  NodeList due;
+  std::vector<CoreNode*> due;
   EXPECT_FALSE(core.AdvanceSome(7, &due, 16));
   EXPECT_TRUE(due.empty()) << "moved down, not due at 7";
   EXPECT_FALSE(core.AdvanceSome(9, &due, 16));
@@ -450,13 +449,13 @@ TEST(WheelCoreTest, TimersOfAFlushInProgressCanBeRemovedAndTaken) {
     timers[i].id = static_cast<int>(i);
     ASSERT_TRUE(core.Add(&timers[i], 9));
   }
-  NodeList due;
+  std::vector<CoreNode*> due;
   ASSERT_FALSE(core.AdvanceSome(7, &due, 2));
   EXPECT_EQ(core.NextRelease(), 7) << "a flush under way is work now";
   core.Remove(&timers[5]);  // not moved yet
   core.Remove(&timers[0]);  // moved to level 0
   EXPECT_EQ(core.size(), 6);
-  NodeList all;
+  std::vector<CoreNode*> all;
   core.TakeAll(&all);
   std::vector<int> taken = Drain(&all);
   std::sort(taken.begin(), taken.end());

@@ -40,11 +40,8 @@ class WheelCoreTestPeer {
     for (const WheelCore::Level& level : core.levels_) {
       int64_t count = 0;
       for (int slot = 0; slot < level.geometry.wheel_size; ++slot) {
-        const CoreNode* head =
-            &level.buckets[static_cast<size_t>(slot)].timers.head_;
-        for (const CoreNode* at = head->next; at != head; at = at->next) {
-          ++count;
-        }
+        count += static_cast<int64_t>(
+            level.buckets[static_cast<size_t>(slot)].timers.size());
       }
       counts.push_back(count);
     }
@@ -53,11 +50,7 @@ class WheelCoreTestPeer {
 
  private:
   static bool Holds(const CoreBucket& bucket, const CoreNode* node) {
-    const CoreNode* head = &bucket.timers.head_;
-    for (const CoreNode* at = head->next; at != head; at = at->next) {
-      if (at == node) return true;
-    }
-    return false;
+    return node->holder == bucket.timers.id();
   }
 };
 

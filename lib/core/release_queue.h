@@ -27,7 +27,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/bucket_list.h"
+#include "core/bucket.h"
 
 namespace timingwheel::internal {
 

@@ -8,6 +8,17 @@
 #include <memory>
 
 namespace timingwheel::internal {
+namespace {
+
+// How many nodes ahead a walk fetches: enough for the misses of that many
+// nodes to overlap (core/bucket.h).
+constexpr size_t kAhead = 16;
+
+void FetchAhead(const NodeVector& vector) {
+  if (CoreNode* ahead = vector.Ahead(kAhead)) __builtin_prefetch(ahead, 1);
+}
+
+}  // namespace
 
 WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick,
                         int index)
@@ -21,6 +32,20 @@ WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick,
 WheelCore::WheelCore(int wheel_size)
     : wheel_size_(wheel_size), by_size_(wheel_size) {
   levels_.emplace_back(GeometryFor(1, wheel_size_), now_tick_, 0);
+  for (int slot = 0; slot < wheel_size_; ++slot) {
+    Register(&levels_.back().buckets[static_cast<size_t>(slot)].timers);
+  }
+}
+
+void WheelCore::Register(NodeVector* vector) {
+  vector->set_id(static_cast<uint32_t>(holders_.size()));
+  holders_.push_back(vector);
+}
+
+void WheelCore::Move(NodeVector* from, NodeVector* to) {
+  to->TakeOver(from);
+  holders_[from->id()] = from;
+  holders_[to->id()] = to;
 }
 
 bool WheelCore::Place(CoreNode* node) {
@@ -33,6 +58,9 @@ bool WheelCore::Place(CoreNode* node) {
       levels_.emplace_back(OverflowOf(levels_.back().geometry), now_tick_,
                            levels_.back().index + 1);
       level = levels_.end() - 1;
+      for (int slot = 0; slot < wheel_size_; ++slot) {
+        Register(&level->buckets[static_cast<size_t>(slot)].timers);
+      }
     }
     // Comparisons only, until the level: PlaceInLevel (and its divisions)
     // runs once.
@@ -57,10 +85,8 @@ bool WheelCore::Place(CoreNode* node) {
       // would release this timer with the earlier range: go higher instead.
       continue;
     }
-    if (bucket.timers.empty()) bucket.pushed = 0;
     bucket.id = place.bucket_id;
     bucket.timers.Push(node);
-    ++bucket.pushed;
     queue_.Offer(&bucket, level->index, place.release_tick);
     return true;
   }
@@ -75,7 +101,8 @@ void WheelCore::MoveTo(int64_t tick) {
   }
 }
 
-int64_t WheelCore::Advance(int64_t now_tick, NodeList* due, Cascades cascades) {
+int64_t WheelCore::Advance(int64_t now_tick, std::vector<CoreNode*>* due,
+                           Cascades cascades) {
   int64_t appended = 0;
   for (;;) {
     const std::optional<int64_t> release = queue_.NextRelease();
@@ -84,7 +111,7 @@ int64_t WheelCore::Advance(int64_t now_tick, NodeList* due, Cascades cascades) {
     // before they get to cascade_by_, from where the levels are now (and
     // may fill buckets due sooner than the one at hand: look again).
     const int64_t to = std::max(bucket_due ? *release : now_tick, now_tick_);
-    if (!waiting_.empty() && to >= cascade_by_) {
+    if (to >= cascade_by_ && AnyWaiting()) {
       PlaceWaiting(waiting_count_);
       continue;
     }
@@ -103,16 +130,20 @@ int64_t WheelCore::Advance(int64_t now_tick, NodeList* due, Cascades cascades) {
           levels_[static_cast<size_t>(level - 1)].geometry.release_offset;
       cascade_by_ = std::min(
           cascade_by_, release_tick + geometry.release_offset - lower_offset);
-      waiting_count_ += bucket->pushed;
-      waiting_.Splice(&bucket->timers);
+      waiting_count_ += static_cast<int64_t>(bucket->timers.size());
+      if (waiting_end_ == waiting_.size()) {
+        waiting_.push_back(std::make_unique<NodeVector>());
+        Register(waiting_.back().get());
+      }
+      Move(&bucket->timers, waiting_[waiting_end_++].get());
       continue;
     }
     // Level 0: every timer of the bucket is due (its tick width is 1).
-    NodeChain chain = bucket->timers.TakeAll();
-    while (!chain.empty()) {
-      due->Push(chain.Pop());
-      --size_;
-      ++appended;
+    NodeVector& timers = bucket->timers;
+    appended += static_cast<int64_t>(timers.size());
+    while (!timers.empty()) {
+      FetchAhead(timers);
+      PushDue(timers.PopFront(), due);
     }
   }
   MoveTo(now_tick);
@@ -120,7 +151,8 @@ int64_t WheelCore::Advance(int64_t now_tick, NodeList* due, Cascades cascades) {
   return appended;
 }
 
-bool WheelCore::AdvanceSome(int64_t now_tick, NodeList* due, int64_t budget) {
+bool WheelCore::AdvanceSome(int64_t now_tick, std::vector<CoreNode*>* due,
+                            int64_t budget) {
   target_tick_ = std::max({target_tick_, now_tick, now_tick_});
   for (;;) {
     // Kafka's advanceClock: the levels move to the release of the next due
@@ -140,9 +172,10 @@ bool WheelCore::AdvanceSome(int64_t now_tick, NodeList* due, int64_t budget) {
       MoveTo(release_tick);
       if (depth_ == flushes_.size()) {
         flushes_.push_back(std::make_unique<Flush>());
+        Register(&flushes_.back()->timers);
       }
       Flush& flush = *flushes_[depth_++];
-      flush.timers.Splice(&bucket->timers);
+      Move(&bucket->timers, &flush.timers);
       flush.level = level;
       flush.target_tick = target_tick_;
       continue;
@@ -151,36 +184,26 @@ bool WheelCore::AdvanceSome(int64_t now_tick, NodeList* due, int64_t budget) {
     // Kafka's flush: each timer of the released bucket is placed again (a
     // lower level) or is due.
     Flush& flush = *flushes_[depth_ - 1];
-    CoreNode* node = flush.timers.PopFront();
-    if (node == nullptr) {
+    if (flush.timers.empty()) {
       --depth_;
       continue;
     }
-    if (budget <= 0) {
-      flush.timers.PushFront(node);
-      return false;
-    }
+    if (budget <= 0) return false;
     --budget;
-    // A cascade walks nodes that are mostly cache misses. Taking `node` out
-    // touched the next one: fetch the one after it while `node` is placed.
-    if (CoreNode* next = flush.timers.Front()) {
-      __builtin_prefetch(next->next, 1);
-    }
+    FetchAhead(flush.timers);
+    CoreNode* const node = flush.timers.PopFront();
     // Due by a tick asked for after the flush began: out at once, not
     // after the rest of the flush.
     const bool overtaken = target_tick_ > flush.target_tick &&
                            node->expiration_tick <= target_tick_;
-    if (overtaken || !Place(node)) {
-      due->Push(node);
-      --size_;
-    }
+    if (overtaken || !Place(node)) PushDue(node, due);
   }
   MoveTo(target_tick_);
   return true;
 }
 
 int64_t WheelCore::CascadeSome() {
-  if (waiting_.empty()) return 0;
+  if (!AnyWaiting()) return 0;
   const std::optional<int64_t> release = queue_.NextRelease();
   if (!release.has_value() || *release >= cascade_by_) {
     return PlaceWaiting(waiting_count_);  // no wake-up before cascade_by_
@@ -193,35 +216,40 @@ int64_t WheelCore::CascadeSome() {
 
 int64_t WheelCore::PlaceWaiting(int64_t n) {
   int64_t placed = 0;
-  while (placed < n) {
-    CoreNode* node = waiting_.PopFront();
-    if (node == nullptr) break;
-    // A cascade walks nodes that are mostly cache misses. Taking `node` out
-    // touched the next one: fetch the one after it while `node` is placed.
-    if (CoreNode* next = waiting_.Front()) __builtin_prefetch(next->next, 1);
-    Place(node);  // not due: its expiration is at or past cascade_by_
+  while (placed < n && AnyWaiting()) {
+    NodeVector& batch = *waiting_[waiting_front_];
+    FetchAhead(batch);
+    Place(batch.PopFront());  // not due: at or past cascade_by_
     ++placed;
   }
   waiting_count_ = std::max<int64_t>(0, waiting_count_ - placed);
-  if (waiting_.empty()) {
+  if (!AnyWaiting()) {
     waiting_count_ = 0;
     cascade_by_ = kMaxTick;
   }
   return placed;
 }
 
-void WheelCore::TakeAll(NodeList* out) {
+bool WheelCore::AnyWaiting() {
+  while (waiting_front_ < waiting_end_ && waiting_[waiting_front_]->empty()) {
+    ++waiting_front_;
+  }
+  if (waiting_front_ == waiting_end_) waiting_front_ = waiting_end_ = 0;
+  return waiting_end_ > 0;
+}
+
+void WheelCore::TakeAll(std::vector<CoreNode*>* out) {
+  for (NodeVector* holder : holders_) {
+    while (!holder->empty()) out->push_back(holder->PopFront());
+  }
   for (Level& level : levels_) {
     for (int slot = 0; slot < level.geometry.wheel_size; ++slot) {
-      CoreBucket& bucket = level.buckets[static_cast<size_t>(slot)];
-      NodeChain chain = bucket.timers.TakeAll();
-      while (!chain.empty()) out->Push(chain.Pop());
-      bucket.queued_release = CoreBucket::kNotQueued;
+      level.buckets[static_cast<size_t>(slot)].queued_release =
+          CoreBucket::kNotQueued;
     }
   }
-  NodeChain chain = waiting_.TakeAll();
-  while (!chain.empty()) out->Push(chain.Pop());
-  for (; depth_ > 0; --depth_) out->Splice(&flushes_[depth_ - 1]->timers);
+  depth_ = 0;
+  waiting_front_ = waiting_end_ = 0;
   waiting_count_ = 0;
   cascade_by_ = kMaxTick;
   queue_ = ReleaseQueue();

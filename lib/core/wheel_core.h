@@ -42,7 +42,9 @@
 //
 // Costs: Add is O(levels) to find the level, O(log buckets) when it queues a
 // bucket, and divides by no instruction (core/divider.h); Remove is O(1);
-// Advance is O(buckets released * log) plus O(1) per timer moved. NextRelease
+// Advance is O(buckets released * log) plus O(1) per timer moved, and moves
+// timers by walking vectors of pointers, fetching the nodes ahead
+// (core/bucket.h says why). NextRelease
 // tells the owner when to call Advance next: never for a tick in which no
 // bucket is due.
 //
@@ -56,7 +58,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/bucket_list.h"
+#include "core/bucket.h"
 #include "core/divider.h"
 #include "core/placement.h"
 #include "core/release_queue.h"
@@ -92,7 +94,7 @@ class WheelCore {
   // Takes a linked timer out. O(1). Precondition: `node` is linked in this
   // wheel (not in a list of due timers Advance handed out).
   void Remove(CoreNode* node) {
-    Unlink(node);
+    holders_[node->holder]->Erase(node);
     --size_;
   }
 
@@ -101,7 +103,7 @@ class WheelCore {
   std::optional<int64_t> NextRelease() {
     if (depth_ > 0) return now_tick_;  // a flush of AdvanceSome under way
     std::optional<int64_t> next = queue_.NextRelease();
-    if (!waiting_.empty() && (!next.has_value() || *next > cascade_by_)) {
+    if (AnyWaiting() && (!next.has_value() || *next > cascade_by_)) {
       next = cascade_by_;
     }
     return next;
@@ -113,10 +115,11 @@ class WheelCore {
 
   // Moves the wheel to `now_tick` (never back): releases every bucket due
   // by then, in release order, appending the due timers to `due`, in
-  // expiration order, and cascading the others down a level or more, now
+  // expiration order (each node's `index` its position there, its holder
+  // none), and cascading the others down a level or more, now
   // or (kSpread) later: the timers that wait are not due by `now_tick`.
   // Returns how many it appended.
-  int64_t Advance(int64_t now_tick, NodeList* due,
+  int64_t Advance(int64_t now_tick, std::vector<CoreNode*>* due,
                   Cascades cascades = Cascades::kNow);
 
   // Places again a share of the timers waiting to cascade: as many as
@@ -142,11 +145,12 @@ class WheelCore {
   // expiration order). The timers of a flush under way are still linked:
   // Remove and TakeAll take them too. Precondition: no Advance(kSpread)
   // timers wait to cascade (an owner uses one of the two).
-  bool AdvanceSome(int64_t now_tick, NodeList* due, int64_t budget);
+  bool AdvanceSome(int64_t now_tick, std::vector<CoreNode*>* due,
+                   int64_t budget);
 
   // Takes every linked timer out into `out`, in no particular order (the
   // owner is shutting down).
-  void TakeAll(NodeList* out);
+  void TakeAll(std::vector<CoreNode*>* out);
 
  private:
   friend class WheelCoreTestPeer;
@@ -169,6 +173,19 @@ class WheelCore {
   // Places again up to `n` waiting timers, in the order their buckets were
   // released; returns how many it placed.
   int64_t PlaceWaiting(int64_t n);
+  // Whether any timer waits to cascade (drops emptied batches in front).
+  bool AnyWaiting();
+  // A new id for `vector`, in the table.
+  void Register(NodeVector* vector);
+  // Moves the timers of `from` to `to`, which is empty, without touching
+  // them: the two trade contents and ids.
+  void Move(NodeVector* from, NodeVector* to);
+  // Appends a due timer to `due`.
+  void PushDue(CoreNode* node, std::vector<CoreNode*>* due) {
+    node->index = static_cast<uint32_t>(due->size());
+    due->push_back(node);
+    --size_;
+  }
 
   const int wheel_size_;
   const Divider by_size_;  // divides by wheel_size_
@@ -176,16 +193,21 @@ class WheelCore {
   int64_t size_ = 0;
   std::vector<Level> levels_;
   ReleaseQueue queue_;
+  // Every NodeVector of the core, by id: a node's `holder` names one.
+  std::vector<NodeVector*> holders_;
   // Timers of released buckets above level 0 waiting to be placed again,
-  // and the tick before which they must be: the levels never move to it
-  // while any waits. `waiting_count_` is at least how many wait.
-  NodeList waiting_;
+  // one batch per bucket in release order ([waiting_front_, waiting_end_)
+  // in use), and the tick before which they must be: the levels never move
+  // to it while any waits. `waiting_count_` is at least how many wait.
+  std::vector<std::unique_ptr<NodeVector>> waiting_;
+  size_t waiting_front_ = 0;
+  size_t waiting_end_ = 0;
   // AdvanceSome: the latest tick asked for (at least now_tick_), and the
   // flushes under way, innermost last (a bucket of a lower level flushed
   // first, at most one per level). `flushes_` only grows; the first
   // `depth_` are under way.
   struct Flush {
-    NodeList timers;
+    NodeVector timers;
     int level = 0;
     int64_t target_tick = 0;  // target_tick_ when the flush began
   };
