@@ -23,7 +23,7 @@ namespace {
 // How many due timers ahead RunDue fetches.
 constexpr size_t kRunAhead = 8;
 // The room for due timers that RunDue keeps once they ran (512 KiB).
-constexpr size_t kKeepDue = 64 * 1024;
+constexpr size_t kKeepDue = size_t{64} * 1024;
 
 }  // namespace
 
