@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,9 @@ namespace {
 constexpr int64_t kSlice = 1024;
 // How far ahead ApplyInbox fetches the nodes of the submissions.
 constexpr size_t kPrefetch = 8;
+// While submissions keep coming, the advancer looks at the inbox at least
+// this often (advancer.h).
+constexpr int64_t kLookEveryNs = 100'000'000;
 
 }  // namespace
 
@@ -32,7 +36,8 @@ Advancer::Advancer(const TimeBase* time, int wheel_size, Inbox* inbox,
       runner_(runner),
       counts_(counts),
       core_(wheel_size),
-      alarm_(time) {}
+      alarm_(time),
+      look_ticks_(std::max<int64_t>(1, kLookEveryNs / time->tick_ns())) {}
 
 absl::Status Advancer::Start(
     RefCounted* owner, const std::function<void(ThreadRole)>& on_thread_start) {
@@ -106,7 +111,7 @@ void Advancer::AdvancerLoop() {
   while (!stopping_.load(std::memory_order_acquire)) {
     const uint64_t asked = rounds_asked_.load(std::memory_order_acquire);
     const bool worked = Round();
-    const int64_t next = core_.NextRelease().value_or(Inbox::kNever);
+    const int64_t next = WakeTick();
     alarm_.Set(next);
     last_round_idle_.store(!worked, std::memory_order_relaxed);
     rounds_ended_.store(asked, std::memory_order_release);
@@ -115,11 +120,15 @@ void Advancer::AdvancerLoop() {
     // core is no longer this thread's.
     if (stopping_.load(std::memory_order_acquire)) break;
     if (rounds_asked_.load(std::memory_order_acquire) != asked) continue;
-    if (inbox_->Idle(next)) inbox_->Sleep();
+    if (inbox_->Idle(next)) {
+      sleeps_.fetch_add(1, std::memory_order_relaxed);
+      inbox_->Sleep();
+    }
   }
 }
 
 bool Advancer::Round() {
+  submissions_came_ = false;
   bool worked = ApplyInbox() > 0;
   RunRequests();
   if (AdvanceAll()) worked = true;
@@ -133,6 +142,7 @@ bool Advancer::AdvanceAll() {
     // The clock is read again for each slice, so that the timers of a big
     // cascade that come due meanwhile run at once (WheelCore::AdvanceSome).
     const int64_t now_tick = time_->NowNs() / time_->tick_ns();
+    last_now_tick_ = now_tick;
     const bool done = core_.AdvanceSome(now_tick, &due, kSlice);
     for (size_t i = 0; i < due.size(); ++i) {
       // Dispatch writes each node's state: fetch them ahead, so that their
@@ -153,9 +163,15 @@ bool Advancer::AdvanceAll() {
   }
 }
 
+int64_t Advancer::WakeTick() {
+  const int64_t release = core_.NextRelease().value_or(Inbox::kNever);
+  if (!submissions_came_) return release;
+  return std::min(release, last_now_tick_ + look_ticks_);
+}
+
 size_t Advancer::ApplyInbox() {
   std::vector<Submission>& submissions = scratch_.submissions;
-  inbox_->Take(&submissions);
+  if (inbox_->Take(&submissions)) submissions_came_ = true;
   const size_t taken = submissions.size();
   for (size_t i = 0; i < taken; ++i) {
     // The nodes were written on the callers' cores: fetch them ahead, so

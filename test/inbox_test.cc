@@ -106,6 +106,22 @@ TEST(InboxTest, RetractTakesBackTheLatestArmOfThisThread) {
   EXPECT_THAT(Nodes(taken), ElementsAre(Node(1), Node(3)));
 }
 
+// Take says whether anything was pushed since the last Take, even when it
+// was retracted meanwhile: the owner keeps looking while callers are busy.
+TEST(InboxTest, TakeSaysWhetherSubmissionsCameRetractedOnesToo) {
+  Inbox inbox;
+  std::vector<Submission> taken;
+  EXPECT_FALSE(inbox.Take(&taken));
+  ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
+  EXPECT_TRUE(inbox.Take(&taken));
+  EXPECT_FALSE(inbox.Take(&taken)) << "nothing since";
+  ASSERT_TRUE(inbox.Push(Arm(2), Inbox::kNever));
+  ASSERT_TRUE(inbox.Retract(Node(2), 0));
+  taken.clear();
+  EXPECT_TRUE(inbox.Take(&taken));
+  EXPECT_TRUE(taken.empty());
+}
+
 TEST(InboxTest, RetractLeavesOtherArmsUnlinksAndTakenOnes) {
   Inbox inbox;
   ASSERT_TRUE(inbox.Push(Arm(1, /*gen=*/1), Inbox::kNever));

@@ -107,6 +107,10 @@ class EngineTestPeer {
     counts.resize(static_cast<size_t>(levels), 0);
     return counts;
   }
+  // Times the advancer went to sleep so far.
+  static uint64_t AdvancerSleeps(const internal::Engine& engine) {
+    return engine.advancer_.sleeps_.load(std::memory_order_relaxed);
+  }
 };
 
 // Makes thread starts fail as the system would (ThreadStarter), for as long

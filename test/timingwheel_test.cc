@@ -790,6 +790,30 @@ class SmallWheelTest : public TimingWheelTest {
   }
 };
 
+// Far timers made one after another do not wake the advancer for each one,
+// even when each is due before everything linked: after the first, it looks
+// at its inbox every 100 ms (here: never, the clock does not move) while
+// submissions keep coming, so each arrives in time anyway. Without that, each
+// of these 20 woke it.
+TEST_F(TimingWheelTest, FarTimersMadeInARowDoNotWakeTheAdvancerEachTime) {
+  internal::Engine& engine = TimingWheelTestPeer::GetEngine(*wheel_);
+  wheel_->WaitIdle();
+  const uint64_t before = EngineTestPeer::AdvancerSleeps(engine);
+  std::vector<Timer> timers;
+  // 60, 57, ... 3 minutes: each in an earlier bucket than the one before.
+  for (int minutes = 60; minutes > 0; minutes -= 3) {
+    absl::StatusOr<Timer> timer =
+        wheel_->AfterFunc(absl::Minutes(minutes), [] {});
+    ASSERT_TRUE(timer.ok());
+    timers.push_back(*std::move(timer));
+    // Time for a wake-up to be taken, were there one.
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_LE(EngineTestPeer::AdvancerSleeps(engine) - before, 3u);
+  wheel_->WaitIdle();
+  EXPECT_EQ(wheel_->Pending(), 20);
+}
+
 // Reset of a timer waiting in a bucket must take it out of that bucket, and
 // leave the other timers of the bucket where they are.
 TEST_F(SmallWheelTest, ResetMovesTimerOutOfItsBucketAndKeepsItsNeighbours) {

@@ -41,6 +41,7 @@ bool Inbox::Push(const Submission& s, int64_t tick) {
     SpinLockHolder lock(&lane.mu);
     if (lane.closed) return false;
     lane.submissions.push_back(s);
+    lane.pushed = true;
     lane.earliest = std::min(lane.earliest, tick);
     // Relaxed: the lane's lock orders this load with the owner's store and
     // its look at the lane (Idle).
@@ -66,10 +67,13 @@ bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
   return false;
 }
 
-void Inbox::Take(std::vector<Submission>* out) {
+bool Inbox::Take(std::vector<Submission>* out) {
   wake_tick_.store(kAwake, std::memory_order_relaxed);
+  bool pushed = false;
   for (const std::unique_ptr<Lane>& lane : lanes_) {
     SpinLockHolder lock(&lane->mu);
+    pushed = pushed || lane->pushed;
+    lane->pushed = false;
     if (lane->submissions.empty()) continue;
     if (out->empty()) {
       out->swap(lane->submissions);  // O(1): most rounds take one lane
@@ -80,6 +84,7 @@ void Inbox::Take(std::vector<Submission>* out) {
     }
     lane->earliest = kNever;
   }
+  return pushed;
 }
 
 bool Inbox::Idle(int64_t wake_tick) {

@@ -28,10 +28,13 @@
 // nothing linked; kAwake while it works). A push wakes it only when the
 // submission is due before that tick, or when its lane has reached
 // kWakeAt submissions (which bounds what waits, e.g. the stops of far
-// timers). No wake-up is lost: a pusher reads the published tick under its
-// lane's lock, and the owner, after publishing the tick, looks at every
-// lane under its lock before it sleeps (Idle): either it sees the push, or
-// the pusher sees the new tick.
+// timers). While submissions keep coming (Take says whether any came since
+// the last take, retracted ones too), the owner runs at least every
+// ~100 ms anyway (lib/advancer.h), so that a thread making far timers and
+// stopping them at a low rate does not wake it for each one. No wake-up is
+// lost: a pusher reads the published tick under its lane's lock, and the owner,
+// after publishing the tick, looks at every lane under its lock before it
+// sleeps (Idle): either it sees the push, or the pusher sees the new tick.
 //
 // Stop before take: a Stop on the thread that made the timer, before the
 // owner took it, takes the kArm back out of the lane (Retract), so that an
@@ -99,8 +102,9 @@ class Inbox {
   bool Retract(const TimerNode* node, uint64_t gen);
 
   // The owner: appends every lane's submissions to `out` (empty once
-  // closed).
-  void Take(std::vector<Submission>* out);
+  // closed), and returns whether any submission was pushed since the last
+  // Take, taken now or retracted meanwhile.
+  bool Take(std::vector<Submission>* out);
   // The owner, before it sleeps: publishes `wake_tick` (when it will run
   // next anyway) and returns whether no lane holds a submission that is due
   // before it, nor kWakeAt of them. When false, it should work again.
@@ -122,6 +126,7 @@ class Inbox {
     std::vector<Submission> submissions ABSL_GUARDED_BY(mu);
     // The earliest tick of a submission in `submissions`, or kNever.
     int64_t earliest ABSL_GUARDED_BY(mu) = kNever;
+    bool pushed ABSL_GUARDED_BY(mu) = false;  // since the last Take
     bool closed ABSL_GUARDED_BY(mu) = false;
   };
 
