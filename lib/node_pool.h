@@ -48,12 +48,14 @@
 // magazine to the depot (PutMagazine, a full loose magazine), if the depot
 // then holds more than `spare_blocks` free nodes, sorts that magazine into
 // its slabs' lists (its nodes are in the thread's cache: a microsecond or
-// two) and takes up to kReleasePerPut empty slabs out of the lists, as long
-// as the depot keeps at least `spare_blocks` free nodes; it gives their
+// two). A step takes up to kReleasePerPut empty slabs out of the lists, as
+// long as the depot keeps at least `spare_blocks` free nodes, gives their
 // pages back with the lock released (so no other thread waits for the
-// system call) and lists them as bare. So a wheel gives its slabs back as
-// its nodes are freed, and one call does a bounded amount: 64 nodes sorted
-// under the lock, 8 slabs (512 KiB) given back after it.
+// system call; neighbouring slabs in one call) and lists them as bare. A
+// TimingWheel's pool leaves that to the give-back thread (below), so that
+// no caller and no worker makes the system call, nor waits for the TLB
+// flush it sends to every core; with the kOwnerCalls tail the put does it
+// too (8 slabs, 512 KiB, at most).
 //
 // The tail: what a put leaves. The magazines handed over while the depot
 // held no more than the spare are not sorted yet (sorting them costs a cache
@@ -231,8 +233,14 @@ class NodePool {
   // The give-back step's part under the lock: sorts up to `magazines`
   // magazines, the last handed over first, and takes empty slabs out of the
   // lists into `releasing`; returns how many.
-  int SortAndPickReleases(int magazines, int32_t releasing[kReleasePerPut])
+  int SortAndPickReleases(int magazines, int max_releases,
+                          int32_t releasing[kReleasePerPut])
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The empty slabs a put may give back itself: none when the give-back
+  // thread does it (no system call on a caller's or a worker's path).
+  int ReleasesPerPut() const {
+    return tail_ == Tail::kGiveBackThread ? 0 : kReleasePerPut;
+  }
   // Whether a step would do something: magazines to sort, or an empty slab
   // to give back, with more than the spare free.
   bool HasGiveBackWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
