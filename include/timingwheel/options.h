@@ -77,16 +77,15 @@ struct Options {
   // memory goes back to the system. From 0 to kMaxSpareTimers (2^40: keep
   // everything). What a wheel keeps: timers' nodes come from slabs of 64 KiB
   // that the wheel maps as it grows. When timers end (fire, are stopped or
-  // cancelled), the thread that frees their nodes (a caller, a worker, the
-  // advancer) gives the slabs that are left empty back to the system
-  // (madvise MADV_DONTNEED) at once, a bounded amount per call (microseconds;
-  // no wheel thread waits for it), keeping at least `spare_timers` free
-  // nodes. A slab that holds one pending timer stays, and so do the last
-  // ended timers each thread caches (at most 128 a thread): after a spike of
-  // N timers that all end, the wheel keeps the memory of about
-  // `spare_timers` of them, not of N. New timers fill the fullest slabs
-  // first, so a wheel whose pending count falls empties slabs as it goes.
-  // The default keeps about 5 MiB (80-byte nodes).
+  // cancelled), the slabs left empty go back to the system (madvise
+  // MADV_DONTNEED) within moments, from the process's give-back thread
+  // (`tw-giveback`: no caller and no wheel thread makes the call), keeping
+  // at least `spare_timers` free nodes. A slab that holds one pending timer
+  // stays, and so do the last ended timers each thread caches (at most 128 a
+  // thread): after a spike of N timers that all end, the wheel keeps the memory
+  // of about `spare_timers` of them, not of N. New timers fill the fullest
+  // slabs first, so a wheel whose pending count falls empties slabs as it goes.
+  // The default keeps about 6 MiB (96-byte nodes).
   int64_t spare_timers = 65536;
   // Runs callbacks on your executor instead of the built-in worker pool
   // (`workers` is then ignored and no worker thread is started). Each due

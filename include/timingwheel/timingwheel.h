@@ -44,19 +44,20 @@
 // the wheel grows, carved a few nodes at a time. When timers end (fire, are
 // stopped or cancelled) their nodes go back to the pool, and the slabs left
 // empty go back to the system (madvise MADV_DONTNEED) as they empty: the
-// thread that frees the nodes (a caller, a worker, the advancer) does it, a
-// bounded amount per call (sorting the 64 nodes it hands over, giving back
-// 8 slabs at most: microseconds, with no lock held that another thread
-// waits for), and what the calls leave is finished within milliseconds by
-// `tw-giveback`, one thread per process, started the first time a wheel
-// has such work. The
+// thread that frees the nodes (a caller, a worker, the advancer) sorts them
+// into their slabs (the 64 it hands over at a time: microseconds, with no
+// lock held that another thread waits for), and `tw-giveback`, one thread
+// per process, started the first time a wheel has such work, makes the
+// system call within milliseconds, so that no caller and no wheel thread
+// waits for it. The
 // wheel keeps the memory of Options::spare_timers ended timers (default
 // 65536) for new ones. After a spike of N timers that all end, it keeps
 // about that, not N: a slab that holds one pending timer stays whole, and
 // each thread caches the last 128 nodes it freed; new timers fill the
 // fullest slabs first, so a wheel whose pending count falls empties slabs
-// as it goes. The buckets' arrays of node pointers (8 bytes a pending
-// timer, in 4 KiB chunks from malloc) are freed as their buckets empty;
+// as it goes. The buckets' vectors of node pointers (8 bytes a pending
+// timer, and their spare room) shrink to half when a quarter is used and
+// are freed (beyond 2 KiB each) when their buckets empty;
 // malloc decides when that memory goes back (malloc_trim forces it).
 //
 // Threads and locks
