@@ -122,6 +122,23 @@ TEST(InboxTest, TakeSaysWhetherSubmissionsCameRetractedOnesToo) {
   EXPECT_TRUE(taken.empty());
 }
 
+// A submission taken back asks for no round: the owner must not go round
+// without sleeping for it (it did: the lane kept the submission's tick).
+TEST(InboxTest, ALaneEmptiedByRetractLetsTheOwnerSleep) {
+  Inbox inbox;
+  ASSERT_TRUE(inbox.Push(Arm(1), 5));
+  ASSERT_TRUE(inbox.Retract(Node(1), 0));
+  EXPECT_TRUE(inbox.Idle(10)) << "nothing waits";
+  // Not emptied by the retract: one round, then idle.
+  ASSERT_TRUE(inbox.Push(Arm(2), Inbox::kNever));
+  ASSERT_TRUE(inbox.Push(Arm(3), 5));
+  ASSERT_TRUE(inbox.Retract(Node(3), 0));
+  std::vector<Submission> taken;
+  inbox.Take(&taken);
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(2)));
+  EXPECT_TRUE(inbox.Idle(10));
+}
+
 TEST(InboxTest, RetractLeavesOtherArmsUnlinksAndTakenOnes) {
   Inbox inbox;
   ASSERT_TRUE(inbox.Push(Arm(1, /*gen=*/1), Inbox::kNever));

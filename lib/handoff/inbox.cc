@@ -61,6 +61,10 @@ bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
     const Submission& s = pushed[i - 1];
     if (s.node == node && s.gen == gen && s.kind == Submission::Kind::kArm) {
       pushed.erase(pushed.begin() + static_cast<std::ptrdiff_t>(i - 1));
+      // An emptied lane asks for nothing; one that still holds some may ask
+      // too early (its earliest is not recomputed), which costs the owner
+      // one round at most: Take resets it.
+      if (pushed.empty()) lane.earliest = kNever;
       return true;
     }
   }
@@ -74,6 +78,10 @@ bool Inbox::Take(std::vector<Submission>* out) {
     SpinLockHolder lock(&lane->mu);
     pushed = pushed || lane->pushed;
     lane->pushed = false;
+    // Reset for an empty lane too: a Retract may have emptied it, and a
+    // stale tick would keep Idle false, the owner going round without
+    // sleeping.
+    lane->earliest = kNever;
     if (lane->submissions.empty()) continue;
     if (out->empty()) {
       out->swap(lane->submissions);  // O(1): most rounds take one lane
@@ -82,7 +90,6 @@ bool Inbox::Take(std::vector<Submission>* out) {
                   lane->submissions.end());
       lane->submissions.clear();
     }
-    lane->earliest = kNever;
   }
   return pushed;
 }
