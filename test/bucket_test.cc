@@ -3,7 +3,7 @@
 //
 // Tests of core/bucket.h: a NodeVector's order, its O(1) Erase through the
 // node's own index, TakeOver moving timers without touching them, and its
-// memory going back once the timers are gone.
+// memory going back once the timers are gone (from malloc, or mapped).
 
 #include "core/bucket.h"
 
@@ -128,6 +128,40 @@ TEST(NodeVectorTest, ASpikeLeavesNoRoomBehind) {
   for (TestNode& node : nodes) popped.Push(&node);
   while (!popped.empty()) popped.PopFront();
   EXPECT_LE(popped.capacity(), NodeVector::kKeepCapacity);
+}
+
+// Room past kMapBytes is mapped, grows and shrinks in place: the nodes stay
+// where they were, popped or not, and a drained vector holds no room.
+TEST(NodeVectorTest, MappedRoomKeepsEveryNodeThroughGrowthAndShrinking) {
+  constexpr size_t kMany = 4 * NodeVector::kMapBytes / sizeof(void*);
+  std::vector<TestNode> nodes(kMany);
+  NodeVector vector(2);
+  for (size_t i = 0; i < kMany; ++i) {
+    nodes[i].id = static_cast<int>(i);
+    vector.Push(&nodes[i]);
+    if (i == 1000) {
+      ASSERT_EQ(static_cast<TestNode*>(vector.PopFront())->id, 0);
+    }
+  }
+  EXPECT_GE(vector.capacity() * sizeof(void*), NodeVector::kMapBytes * 4);
+  for (int i = 1; i < 100; ++i) {
+    ASSERT_EQ(static_cast<TestNode*>(vector.PopFront())->id, i);
+  }
+  EXPECT_EQ(vector.size(), kMany - 100);
+  NodeVector flush(3);
+  flush.TakeOver(&vector);
+  EXPECT_EQ(nodes[500].holder, flush.id());
+  // A vector not being popped gives room back as it empties.
+  NodeVector erased(4);
+  while (!flush.empty()) erased.Push(flush.PopFront());
+  EXPECT_EQ(flush.capacity(), 0u) << "drained: its room went back";
+  for (size_t i = 100; i + 10 < kMany; ++i) erased.Erase(&nodes[i]);
+  EXPECT_EQ(erased.size(), 10u);
+  EXPECT_LE(erased.capacity(), NodeVector::kKeepCapacity * 4);
+  std::vector<int> left = PopAll(&erased);
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left.front(), static_cast<int>(kMany - 10));
+  EXPECT_EQ(left.back(), static_cast<int>(kMany - 1));
 }
 
 }  // namespace

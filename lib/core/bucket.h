@@ -36,7 +36,6 @@
 #include <cstdint>
 #include <limits>
 #include <utility>
-#include <vector>
 
 namespace timingwheel::internal {
 
@@ -58,97 +57,115 @@ struct CoreNode {
 
 // Timers, taken out first in, first out unless a Remove moved the last
 // into the hole. Each knows its holder id and index (set by the core, which
-// owns the ids). The nodes held are those from `front_` to the end: PopFront
+// owns the ids). The nodes held are those from `front_` to `end_`: PopFront
 // moves `front_` on, and the vector is reset once `front_` reaches the end.
+//
+// Memory: the room grows by doubling; an emptied vector keeps at most
+// kKeepCapacity, and one not being popped that falls to a quarter of its
+// room gives room back (a copy of what it holds, never a walk of the
+// nodes). Room of kMapBytes or more is mapped from the system, not taken
+// from malloc, and grows and shrinks in place (mremap: no copy), so that it
+// goes back to the system as soon as it is given back: glibc keeps freed
+// heap memory, which after a spike of millions of timers was most of what
+// a wheel kept. No call gives back more than kStepBytes of mapped room (the
+// kernel's work is per page: 1 MiB is some tens of microseconds): a shrink
+// cuts at most that off the end, and a vector being popped gives back each
+// kStepBytes of popped room as it goes, so that what is left when it
+// empties is small.
 class NodeVector {
  public:
-  // An emptied vector keeps at most this much capacity (2 KiB of pointers),
-  // and one that shrank to a quarter of its capacity gives half of it back:
-  // a spike of timers leaves no memory behind once they are gone.
   static constexpr size_t kKeepCapacity = 256;
+  static constexpr size_t kMapBytes = size_t{256} * 1024;
+  static constexpr size_t kStepBytes = size_t{1024} * 1024;
 
   explicit NodeVector(uint32_t id = CoreNode::kNoHolder) : id_(id) {}
   NodeVector(const NodeVector&) = delete;
   NodeVector& operator=(const NodeVector&) = delete;
+  ~NodeVector() { Free(); }
 
   uint32_t id() const { return id_; }
   // Names the vector: the core registers each once, while it is empty.
   void set_id(uint32_t id) { id_ = id; }
-  bool empty() const { return front_ == nodes_.size(); }
-  size_t size() const { return nodes_.size() - front_; }
+  bool empty() const { return front_ == end_; }
+  size_t size() const { return end_ - front_; }
   // The room reserved, in nodes.
-  size_t capacity() const { return nodes_.capacity(); }
+  size_t capacity() const { return capacity_; }
 
-  // Appends `node`, which is in no vector.
+  // Appends `node`, which is in no vector. Throws std::bad_alloc when there
+  // is no memory for more room.
   void Push(CoreNode* node) {
+    if (end_ == capacity_) Resize(capacity_ < 16 ? 16 : capacity_ * 2);
     node->holder = id_;
-    node->index = static_cast<uint32_t>(nodes_.size());
-    nodes_.push_back(node);
+    node->index = static_cast<uint32_t>(end_);
+    data_[end_++] = node;
   }
   // Takes out `node`, which this vector holds, in O(1): the last node takes
   // its place.
   void Erase(CoreNode* node) {
-    CoreNode* const last = nodes_.back();
-    nodes_[node->index] = last;
+    CoreNode* const last = data_[end_ - 1];
+    data_[node->index] = last;
     last->index = node->index;
-    nodes_.pop_back();
+    --end_;
     node->holder = CoreNode::kNoHolder;
     if (empty()) {
       Clear();
-    } else if (nodes_.capacity() > kKeepCapacity &&
-               size() < nodes_.capacity() / 4) {
+    } else if (front_ == 0 && capacity_ > kKeepCapacity &&
+               end_ < capacity_ / 4) {
       Shrink();
     }
   }
   // Takes out the first node. Precondition: !empty().
   CoreNode* PopFront() {
-    CoreNode* const node = nodes_[front_++];
+    CoreNode* const node = data_[front_++];
     node->holder = CoreNode::kNoHolder;
-    if (empty()) Clear();
+    if (empty()) {
+      Clear();
+    } else if (front_ % kStepNodes == 0 && Mapped(capacity_)) {
+      ReleasePopped();
+    }
     return node;
   }
   // The node `ahead` places after the first, or null: what PopFront will
   // return later, to fetch early.
   CoreNode* Ahead(size_t ahead) const {
-    return front_ + ahead < nodes_.size() ? nodes_[front_ + ahead] : nullptr;
+    return front_ + ahead < end_ ? data_[front_ + ahead] : nullptr;
   }
   // Forgets every node (the caller took them or will not look at them
-  // again), and gives back spare capacity beyond kKeepCapacity.
+  // again), and gives back room beyond kKeepCapacity.
   void Clear() {
-    nodes_.clear();
-    front_ = 0;
-    if (nodes_.capacity() > kKeepCapacity) {
-      std::vector<CoreNode*>().swap(nodes_);
-    }
+    front_ = end_ = 0;
+    if (capacity_ > kKeepCapacity) Free();
   }
   // Moves the nodes of `from` here, which is empty, without touching them:
   // the two trade contents and ids (the core's table must follow).
   void TakeOver(NodeVector* from) {
-    nodes_.swap(from->nodes_);
+    std::swap(data_, from->data_);
     std::swap(front_, from->front_);
+    std::swap(end_, from->end_);
+    std::swap(capacity_, from->capacity_);
     std::swap(id_, from->id_);
   }
 
  private:
-  // Moves the nodes held to a vector of twice their number (each node's
-  // index changes when some were popped: a walk of them, at most once per
-  // three quarters of the capacity taken out).
-  void Shrink() {
-    std::vector<CoreNode*> smaller;
-    smaller.reserve(size() * 2);
-    smaller.assign(nodes_.begin() + static_cast<std::ptrdiff_t>(front_),
-                   nodes_.end());
-    if (front_ > 0) {
-      for (size_t i = 0; i < smaller.size(); ++i) {
-        smaller[i]->index = static_cast<uint32_t>(i);
-      }
-    }
-    nodes_.swap(smaller);
-    front_ = 0;
+  // The bytes of one entry: a pointer to a node.
+  static constexpr size_t kSlotBytes = sizeof(void*);
+  static constexpr size_t kStepNodes = kStepBytes / kSlotBytes;
+  static bool Mapped(size_t capacity) {
+    return capacity * kSlotBytes >= kMapBytes;
   }
+  // Gives back half the room, or kStepBytes of it if less.
+  void Shrink();
+  // Gives back the kStepNodes popped last (their pages).
+  void ReleasePopped();
+  // Moves the room to `capacity` (at least end_) nodes, keeping the first
+  // end_ entries.
+  void Resize(size_t capacity);
+  void Free();
 
-  std::vector<CoreNode*> nodes_;
+  CoreNode** data_ = nullptr;
   size_t front_ = 0;
+  size_t end_ = 0;
+  size_t capacity_ = 0;
   uint32_t id_;
 };
 
