@@ -46,6 +46,13 @@
 //                              the last; the first callback's lateness.
 //   BM_Memory/N                RSS bytes per pending timer.
 //   BM_Idle                    process CPU over 10 s with 1M timers 1 h out.
+//   BM_LowRate/rate:R          a fresh instance, nothing else pending; for
+//                              10 s one thread makes R AfterFunc(1 s) +
+//                              Stop pairs per second (R/1000 each ms, then
+//                              sleeps to the next ms): CPU of the
+//                              implementation's threads (process minus the
+//                              caller's, getrusage), of the caller, and
+//                              the threads' context switches.
 //   BM_LoopAfterFuncStop/pending:N/cached:C
 //                              N timers pending at (i % 10000) ms, firing
 //                              as the loop takes its turns; one op =
@@ -731,6 +738,85 @@ void BM_Idle(benchmark::State& state) {
   Problem(state, "afterfunc_errors", impl.errors());
 }
 
+// 6b. CPU burnt by the implementation's own threads while one thread makes
+// AfterFunc(1 s) + Stop pairs at a low, steady rate and nothing else is
+// pending: a fast call must not be bought with a background thread that
+// spins or wakes up for every call (issue 23: at most 20 ms at 1,000/s and
+// 100 ms at 100,000/s over 10 s).
+//
+// Each millisecond the benchmark thread makes rate / 1000 pairs, then sleeps
+// until the next millisecond boundary on steady_clock (boundaries counted
+// from the start, so a late step does not shift the ones after it). The
+// implementation's threads' CPU is the process's (RUSAGE_SELF) minus this
+// thread's (RUSAGE_THREAD), user + system, read right before and right after
+// the window; their context switches are counted the same way, roughly
+// their wake-ups.
+constexpr absl::Duration kLowRateWindow = absl::Seconds(10);
+constexpr absl::Duration kLowRateSettle = absl::Milliseconds(100);
+
+struct Usage {
+  double cpu_ms = 0;         // user + system
+  int64_t ctx_switches = 0;  // voluntary + involuntary
+};
+
+// RUSAGE_SELF (the process) or RUSAGE_THREAD (the calling thread).
+Usage UsageOf(int who) {
+  rusage usage;
+  getrusage(who, &usage);
+  const auto ms = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) * 1e3 + tv.tv_usec * 1e-3;
+  };
+  return {ms(usage.ru_utime) + ms(usage.ru_stime),
+          usage.ru_nvcsw + usage.ru_nivcsw};
+}
+
+template <class Impl>
+void BM_LowRate(benchmark::State& state) {
+  const int64_t rate = state.range(0);  // Pairs per second.
+  const int64_t per_step = rate / 1000;
+  const int64_t steps = absl::ToInt64Milliseconds(kLowRateWindow);
+  Impl impl(kWorkers);
+  absl::SleepFor(kLowRateSettle);  // Its threads start outside the window.
+  const absl::Duration one_second = absl::Seconds(1);
+  int64_t pairs = 0;
+  int64_t stop_failed = 0;
+  Usage process;
+  Usage caller;
+  for (auto _ : state) {
+    const Usage process0 = UsageOf(RUSAGE_SELF);
+    const Usage caller0 = UsageOf(RUSAGE_THREAD);
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t step = 1; step <= steps; ++step) {
+      for (int64_t i = 0; i < per_step; ++i) {
+        typename Impl::Handle timer = impl.AfterFunc(one_second, [] {});
+        if (!timer.Stop()) ++stop_failed;
+      }
+      pairs += per_step;
+      std::this_thread::sleep_until(start + std::chrono::milliseconds(step));
+    }
+    const Usage caller1 = UsageOf(RUSAGE_THREAD);
+    const Usage process1 = UsageOf(RUSAGE_SELF);
+    process.cpu_ms += process1.cpu_ms - process0.cpu_ms;
+    process.ctx_switches += process1.ctx_switches - process0.ctx_switches;
+    caller.cpu_ms += caller1.cpu_ms - caller0.cpu_ms;
+    caller.ctx_switches += caller1.ctx_switches - caller0.ctx_switches;
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  state.SetItemsProcessed(pairs);
+  state.counters["pairs"] = static_cast<double>(pairs) / iterations;
+  state.counters["threads_cpu_ms"] =
+      (process.cpu_ms - caller.cpu_ms) / iterations;
+  state.counters["caller_cpu_ms"] = caller.cpu_ms / iterations;
+  // Roughly the wake-ups of the implementation's threads.
+  state.counters["threads_ctx_switches"] =
+      static_cast<double>(process.ctx_switches - caller.ctx_switches) /
+      iterations;
+  Problem(state, "stop_failed", stop_failed);
+  Problem(state, "pending_off_by", impl.Pending());
+  impl.Shutdown();
+  Problem(state, "afterfunc_errors", impl.errors());
+}
+
 // 7. On the loop's thread: a LoopWheel (Loop) and the heap a loop keeps
 // without one (LoopHeap), driven by the benchmark thread as an event loop
 // drives them.
@@ -1190,6 +1276,12 @@ TW_BENCHMARK_LOOP(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
 
 TW_BENCHMARK_ALL(
     BM_Idle, ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1));
+
+void LowRateOptions(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+  b->ArgNames({"rate"})->Arg(1'000)->Arg(100'000);
+}
+TW_BENCHMARK_ALL(BM_LowRate, ->Apply(LowRateOptions));
 
 // Wheel and Loop only: the baselines keep no pool of their own (malloc's
 // memory is another story).
