@@ -141,6 +141,10 @@ absl::StatusOr<std::unique_ptr<TimingWheel>> TimingWheel::Create(
   return std::unique_ptr<TimingWheel>(new TimingWheel(*engine));
 }
 
+// Only Create makes a TimingWheel, and only this file reaches its engine_:
+// the class has no friend. Whoever needs the engine behind a wheel (the
+// tests, through test_util.h's EngineOf) finds it as Timer::Stop does, from
+// a timer of the wheel (node->home->engine()), never through the handle.
 TimingWheel::TimingWheel(internal::Engine* engine) : engine_(engine) {}
 
 absl::StatusOr<Timer> TimingWheel::ToTimer(

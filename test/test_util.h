@@ -11,9 +11,10 @@
 //     ManualClock that makes a test exact: advance, wait idle, then check what
 //     ran; and it is how a test shows that something does NOT happen (wait
 //     idle, then look at the counters), never by sleeping.
-//   * `TimingWheelTestPeer` reaches the engine behind a TimingWheel (declared
-//     a friend there), and `EngineTestPeer` the core inside an engine, for
-//     tests that check where timers sit.
+//   * `EngineOf` finds the engine behind a TimingWheel (through a timer of
+//     the wheel, with no friend in the public header), and `EngineTestPeer`
+//     reaches inside an engine, for tests that check where timers sit or how
+//     often the advancer slept.
 //   * `ThreadStarterTestPeer` makes the system refuse thread starts, for
 //     tests of what the wheel does then.
 //   * `ManualWheelTest` is a fixture on that: a TimingWheel on a ManualClock,
@@ -123,13 +124,6 @@ class ThreadStarterTestPeer {
   ThreadStarterTestPeer(const ThreadStarterTestPeer&) = delete;
   ThreadStarterTestPeer& operator=(const ThreadStarterTestPeer&) = delete;
   ~ThreadStarterTestPeer() { internal::ThreadStarter::starts_left_.store(-1); }
-};
-
-class TimingWheelTestPeer {
- public:
-  static internal::Engine& GetEngine(TimingWheel& wheel) {
-    return *wheel.engine_;
-  }
 };
 
 // A TimingWheel of one worker on `clock`, otherwise with the default Options;
@@ -269,6 +263,39 @@ class Gate {
  private:
   Event open_;
 };
+
+// The engine behind `wheel`, or nullptr (and the test fails) if it could not
+// be found. A test may not reach into the wheel: the public header names no
+// test (no test peer as its friend; issue 23), and the library keeps no
+// accessor that only tests would use. So the engine is found the way the
+// library itself finds a timer's engine (Timer::Stop: node->home->engine()),
+// from the node that a callback of the wheel's own is running, as
+// Timer::Current gets it (Engine::CurrentTimer). The price: one timer, due at
+// once, runs on the wheel (Stats count it: one more scheduled and fired), and
+// when EngineOf returns it has run and the wheel is idle again, with nothing
+// pending. Call it before the test makes its own timers.
+inline internal::Engine* EngineOf(TimingWheel& wheel) {
+  struct Found {
+    Event ran;
+    std::atomic<internal::Engine*> engine{nullptr};
+  };
+  // Shared with the callback, which may outlive a failed wait.
+  auto found = std::make_shared<Found>();
+  absl::StatusOr<Timer> probe = wheel.AfterFunc(absl::ZeroDuration(), [found] {
+    found->engine.store(internal::Engine::CurrentTimer()->home->engine());
+    found->ran.Notify();
+  });
+  if (!probe.ok()) {
+    ADD_FAILURE() << "EngineOf: " << probe.status();
+    return nullptr;
+  }
+  if (!found->ran.Wait()) {
+    ADD_FAILURE() << "EngineOf: the timer due at once did not run";
+    return nullptr;
+  }
+  wheel.WaitIdle();
+  return found->engine.load();
+}
 
 // Polls `done` (yielding in between) until it is true or `limit` passes;
 // returns done(). For a condition other threads will make true; never for

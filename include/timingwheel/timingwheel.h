@@ -331,7 +331,6 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   }
 
  private:
-  friend class TimingWheelTestPeer;
   explicit TimingWheel(internal::Engine* engine);
   // The handle for a node the engine made, or the engine's error.
   static absl::StatusOr<Timer> ToTimer(
