@@ -6,7 +6,9 @@
 # preset and runs the command-line demo, which prints its own report and ends
 # by naming the plot it drew. It installs and builds only what it runs: the
 # demo needs a compiler, CMake, Ninja and Abseil; --bench also Google Benchmark
-# and Boost (for the Asio baseline). The tests are tools/test.sh's.
+# and Boost (for the Asio baseline), and moodycamel's concurrentqueue, so that
+# the same build tree can also build handoff_benchmark. The tests are
+# tools/test.sh's.
 #
 # Usage:
 #   tools/run.sh [cli-args...]        build/release/tools/timingwheel_cli
@@ -34,7 +36,10 @@ benchmarks=OFF
 target=timingwheel_cli
 if [[ "${1:-}" == --bench ]]; then
   shift
-  packages+=(libbenchmark-dev libboost-dev) # Boost: the Asio baseline
+  # Boost: the Asio baseline. concurrentqueue: moodycamel's queue, for
+  # benchmark/handoff_benchmark (the hand-off comparison of the README's
+  # Dependencies; optional, the library never uses it).
+  packages+=(libbenchmark-dev libboost-dev libconcurrentqueue-dev)
   benchmarks=ON
   target=timingwheel_benchmark
 fi

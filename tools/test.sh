@@ -43,10 +43,12 @@ cd "$(dirname "$0")/.."
 
 readonly ALL_CONFIGS=(lint debug clang-tsa tsan gcc-tsan asan fuzz)
 # libboost-dev: Asio's headers, for the example_asio_loop test (and the
-# benchmark's Asio baseline).
+# benchmark's Asio baseline). libconcurrentqueue-dev: moodycamel's queue, so
+# that the debug and clang-tsa builds also compile handoff_benchmark.
 readonly PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev clang-format clang-tidy
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
+  libconcurrentqueue-dev
   make pkg-config python3
 )
 readonly LOG_DIR=build/test-logs
