@@ -169,43 +169,43 @@ TEST(ReleaseAlarmOriginTest, TheLastTickOfTheRangeDoesNotOverflow) {
   EXPECT_TRUE(wait.Get());
 }
 
+// Waits for a release an hour away on `time`'s clock in another thread,
+// checks that the wait blocks, ends it with `end(alarm)`, and returns what
+// the wait returned (checking that it returned within 5 s).
+template <class End>
+bool EndAWaitAnHourAway(TimeBase* time, End end) {
+  ReleaseAlarm alarm(time);
+  alarm.Set(kHourOfMs);
+  AsyncWait wait(&alarm);
+  EXPECT_FALSE(wait.ReturnsWithin(kStillBlocked));
+  const absl::Time start = absl::Now();
+  end(alarm);
+  const bool woke = wait.Get();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  return woke;
+}
+
 // With the real clock, nothing but a notify ends a wait for a release an
 // hour away.
 TEST(ReleaseAlarmSteadyClockTest, CloseWakesAWaitAnHourAwayRealClock) {
   TimeBase time(SteadyClock(), absl::Milliseconds(1));
-  ReleaseAlarm alarm(&time);
-  alarm.Set(kHourOfMs);
-  AsyncWait wait(&alarm);
-  EXPECT_FALSE(wait.ReturnsWithin(kStillBlocked));
-  const absl::Time start = absl::Now();
-  alarm.Close();
-  EXPECT_FALSE(wait.Get());
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_FALSE(EndAWaitAnHourAway(&time, [](ReleaseAlarm& alarm) {
+    alarm.Close();
+  })) << "closed: Wait says stop";
 }
 
 TEST(ReleaseAlarmSteadyClockTest, ADueSetWakesAWaitAnHourAwayRealClock) {
   TimeBase time(SteadyClock(), absl::Milliseconds(1));
-  ReleaseAlarm alarm(&time);
-  alarm.Set(kHourOfMs);
-  AsyncWait wait(&alarm);
-  EXPECT_FALSE(wait.ReturnsWithin(kStillBlocked));
-  const absl::Time start = absl::Now();
-  alarm.Set(0);  // due since the origin
-  EXPECT_TRUE(wait.Get());
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_TRUE(EndAWaitAnHourAway(&time, [](ReleaseAlarm& alarm) {
+    alarm.Set(0);  // due since the origin
+  }));
 }
 
 TEST(ReleaseAlarmCustomClockTest, AJumpWakesAWaitAnHourAwayRealClock) {
   auto clock = std::make_shared<JumpingClock>();
   TimeBase time(clock, absl::Milliseconds(1));
-  ReleaseAlarm alarm(&time);
-  alarm.Set(kHourOfMs);
-  AsyncWait wait(&alarm);
-  EXPECT_FALSE(wait.ReturnsWithin(kStillBlocked));
-  const absl::Time start = absl::Now();
-  clock->Jump(absl::Hours(1));
-  EXPECT_TRUE(wait.Get());
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_TRUE(EndAWaitAnHourAway(
+      &time, [&clock](ReleaseAlarm&) { clock->Jump(absl::Hours(1)); }));
 }
 
 // A clock whose Now() is a manual time and whose RealTimeUntil always says
