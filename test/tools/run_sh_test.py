@@ -30,7 +30,8 @@ import sys
 failures = []
 
 DEMO_PACKAGES = {"cmake", "ninja-build", "g++", "libabsl-dev"}
-BENCH_PACKAGES = DEMO_PACKAGES | {"libbenchmark-dev", "libboost-dev"}
+BENCH_PACKAGES = DEMO_PACKAGES | {"libbenchmark-dev", "libboost-dev",
+                                   "libconcurrentqueue-dev"}
 
 
 def check(condition, what):
