@@ -68,8 +68,7 @@ void LoopEngine::CloseAndRelease() {
   for (size_t i = due_next_; i < due_.size(); ++i) {
     if (due_[i] != nullptr) cancelled.push_back(due_[i]);
   }
-  due_.clear();
-  due_next_ = 0;
+  ResetDue();
   pending_ = 0;
   // Each callback is destroyed here, on the loop's thread; its destructor
   // may call into the wheel, which refuses new timers from now on.
@@ -186,6 +185,13 @@ LoopTimer LoopEngine::NewArmed(LoopCallbackRef f,
   return LoopTimer(this, node);
 }
 
+void LoopEngine::ResetDue() {
+  due_.clear();
+  due_next_ = 0;
+  // A burst's worth of room goes back.
+  if (due_.capacity() > kKeepDue) std::vector<CoreNode*>().swap(due_);
+}
+
 void LoopEngine::Arm(LoopNode* node, int64_t deadline_ns) {
   node->deadline_ns = deadline_ns;
   node->state = LoopNode::State::kPending;
@@ -263,12 +269,7 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
     ++ran;
     Run(node);
   }
-  if (due_next_ == due_.size()) {
-    due_.clear();
-    due_next_ = 0;
-    // A burst's worth of room goes back.
-    if (due_.capacity() > kKeepDue) std::vector<CoreNode*>().swap(due_);
-  }
+  if (due_next_ == due_.size()) ResetDue();
   // The due callbacks ran on time; now a share of the cascades pending.
   if (!closed_) core_.CascadeSome();
   return ran;

@@ -149,6 +149,9 @@ class LoopEngine {
                      int64_t deadline_ns);
   // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
   void Arm(LoopNode* node, int64_t deadline_ns);
+  // Empties `due_` (each timer in it ran, was stopped or is taken) and
+  // gives back its room beyond a burst's worth.
+  void ResetDue();
   // Takes a kPending node out of the core or `due_`.
   void Unlink(LoopNode* node) {
     if (node->in_due) {

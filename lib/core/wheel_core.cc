@@ -31,7 +31,12 @@ WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick,
 
 WheelCore::WheelCore(int wheel_size)
     : wheel_size_(wheel_size), by_size_(wheel_size) {
-  levels_.emplace_back(GeometryFor(1, wheel_size_), now_tick_, 0);
+  AddLevel(GeometryFor(1, wheel_size_));
+}
+
+void WheelCore::AddLevel(const LevelGeometry& geometry) {
+  const int index = levels_.empty() ? 0 : levels_.back().index + 1;
+  levels_.emplace_back(geometry, now_tick_, index);
   for (int slot = 0; slot < wheel_size_; ++slot) {
     Register(&levels_.back().buckets[static_cast<size_t>(slot)].timers);
   }
@@ -55,12 +60,8 @@ bool WheelCore::Place(CoreNode* node) {
     if (level == levels_.end()) {
       // The top level is past its span only if it does not span
       // everything, so there is a level above it.
-      levels_.emplace_back(OverflowOf(levels_.back().geometry), now_tick_,
-                           levels_.back().index + 1);
+      AddLevel(OverflowOf(levels_.back().geometry));
       level = levels_.end() - 1;
-      for (int slot = 0; slot < wheel_size_; ++slot) {
-        Register(&level->buckets[static_cast<size_t>(slot)].timers);
-      }
     }
     // Comparisons only, until the level: PlaceInLevel (and its divisions)
     // runs once.

@@ -175,6 +175,9 @@ class WheelCore {
   int64_t PlaceWaiting(int64_t n);
   // Whether any timer waits to cascade (drops emptied batches in front).
   bool AnyWaiting();
+  // Creates the next level up (the first when there is none), its buckets'
+  // vectors registered.
+  void AddLevel(const LevelGeometry& geometry);
   // A new id for `vector`, in the table.
   void Register(NodeVector* vector);
   // Moves the timers of `from` to `to`, which is empty, without touching
