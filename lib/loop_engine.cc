@@ -76,15 +76,14 @@ void LoopEngine::CloseAndRelease() {
     auto* node = static_cast<LoopNode*>(core_node);
     node->in_due = false;
     node->state = LoopNode::State::kCancelled;
-    const LoopCallbackOps* ops = std::exchange(node->ops, nullptr);
+    const CallbackOps* ops = std::exchange(node->ops, nullptr);
     if (ops->destroy != nullptr) ops->destroy(node->callable());
     Unref(node);  // the wheel's
   }
   UnrefEngine();
 }
 
-absl::Status LoopEngine::RefuseNew(LoopCallbackRef f,
-                                   const char* caller) const {
+absl::Status LoopEngine::RefuseNew(CallbackRef f, const char* caller) const {
   if (f.ops == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(caller, ": the callback is empty; pass a callable"));
@@ -101,7 +100,7 @@ absl::Status LoopEngine::RefuseNew(LoopCallbackRef f,
 }
 
 absl::StatusOr<LoopTimer> LoopEngine::ScheduleAfter(absl::Duration d,
-                                                    LoopCallbackRef f,
+                                                    CallbackRef f,
                                                     const char* caller) {
   if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -116,7 +115,7 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleAfter(absl::Duration d,
 }
 
 absl::StatusOr<LoopTimer> LoopEngine::ScheduleSteady(int64_t steady_ns,
-                                                     LoopCallbackRef f) {
+                                                     CallbackRef f) {
   if (!time_.steady()) {
     return absl::InvalidArgumentError(
         "At: the time point is steady_clock's, but this wheel's clock is not "
@@ -137,7 +136,7 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleSteady(int64_t steady_ns,
 }
 
 absl::StatusOr<LoopTimer> LoopEngine::ScheduleAt(absl::Duration when,
-                                                 LoopCallbackRef f,
+                                                 CallbackRef f,
                                                  const char* caller) {
   if (when == absl::InfiniteDuration() || when == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(caller, ": time is ",
@@ -151,8 +150,7 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleAt(absl::Duration when,
 }
 
 absl::StatusOr<LoopTimer> LoopEngine::SchedulePeriodic(
-    std::unique_ptr<Scheduler> scheduler, LoopCallbackRef f,
-    const char* caller) {
+    std::unique_ptr<Scheduler> scheduler, CallbackRef f, const char* caller) {
   if (scheduler == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         caller, ": the scheduler is null; pass one, e.g. FixedRate(d)"));
@@ -165,7 +163,7 @@ absl::StatusOr<LoopTimer> LoopEngine::SchedulePeriodic(
   return NewArmed(f, std::move(scheduler), *deadline);
 }
 
-LoopTimer LoopEngine::NewArmed(LoopCallbackRef f,
+LoopTimer LoopEngine::NewArmed(CallbackRef f,
                                std::unique_ptr<Scheduler> scheduler,
                                int64_t deadline_ns) {
   LoopNode* node;

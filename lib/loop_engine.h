@@ -72,15 +72,13 @@ class LoopEngine {
   // A new timer running `f` after `d` (due now for d <= 0), at the
   // steady_clock time `steady_ns`, at the clock time `when`, or when
   // `scheduler` says; `caller` names the member in errors.
-  absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d, LoopCallbackRef f,
+  absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d, CallbackRef f,
                                           const char* caller);
-  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns,
-                                           LoopCallbackRef f);
-  absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when, LoopCallbackRef f,
+  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns, CallbackRef f);
+  absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when, CallbackRef f,
                                        const char* caller);
   absl::StatusOr<LoopTimer> SchedulePeriodic(
-      std::unique_ptr<Scheduler> scheduler, LoopCallbackRef f,
-      const char* caller);
+      std::unique_ptr<Scheduler> scheduler, CallbackRef f, const char* caller);
 
   std::optional<absl::Duration> TimeUntilNext();
   int64_t RunDue(std::optional<absl::Duration> now);
@@ -139,13 +137,13 @@ class LoopEngine {
 
   // Whether a new timer running `f` may be added; if not, RefuseNew says
   // why.
-  bool MayAdd(LoopCallbackRef f) const {
+  bool MayAdd(CallbackRef f) const {
     return f.ops != nullptr && !closed_ &&
            (max_pending_ == 0 || pending_ < max_pending_);
   }
-  absl::Status RefuseNew(LoopCallbackRef f, const char* caller) const;
+  absl::Status RefuseNew(CallbackRef f, const char* caller) const;
   // A new node armed at `deadline_ns`, with a reference for the handle.
-  LoopTimer NewArmed(LoopCallbackRef f, std::unique_ptr<Scheduler> scheduler,
+  LoopTimer NewArmed(CallbackRef f, std::unique_ptr<Scheduler> scheduler,
                      int64_t deadline_ns);
   // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
   void Arm(LoopNode* node, int64_t deadline_ns);

@@ -76,7 +76,7 @@ struct LoopNode : CoreNode {
   static constexpr size_t kSmallCallable = 24;
   static constexpr size_t kWideCallable = kLoopInlineCallable;
 
-  LoopNode(Kind kind, const LoopCallbackOps* ops) : ops(ops), kind(kind) {}
+  LoopNode(Kind kind, const CallbackOps* ops) : ops(ops), kind(kind) {}
 
   bool pending() const {
     return state == State::kPending || state == State::kRunningArmed;
@@ -85,7 +85,7 @@ struct LoopNode : CoreNode {
   void* callable() { return reinterpret_cast<char*>(this) + sizeof(LoopNode); }
 
   // The callable's operations; null once it was destroyed (the wheel went).
-  const LoopCallbackOps* ops;
+  const CallbackOps* ops;
   // The pending arm's deadline, ns since the engine's origin; while the
   // callback runs, that run's, unless `has_rearm` (a Reset during the run).
   int64_t deadline_ns = 0;
@@ -108,7 +108,7 @@ static_assert(kSmallLoopBlock == 64, "a small block is one cache line");
 // A periodic timer's node: the header, room for a wide callable, then its
 // scheduler.
 struct PeriodicLoopNode : LoopNode {
-  explicit PeriodicLoopNode(const LoopCallbackOps* ops,
+  explicit PeriodicLoopNode(const CallbackOps* ops,
                             std::unique_ptr<Scheduler> scheduler)
       : LoopNode(Kind::kPeriodic, ops), scheduler(std::move(scheduler)) {}
 

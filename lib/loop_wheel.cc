@@ -94,20 +94,20 @@ LoopWheel::~LoopWheel() {
   engine_->CloseAndRelease();
 }
 
-absl::StatusOr<LoopTimer> LoopWheel::ScheduleAfter(
-    absl::Duration d, internal::LoopCallbackRef f) {
+absl::StatusOr<LoopTimer> LoopWheel::ScheduleAfter(absl::Duration d,
+                                                   internal::CallbackRef f) {
   engine_->CheckThread("LoopWheel::AfterFunc");
   return engine_->ScheduleAfter(d, f, "AfterFunc");
 }
 
-absl::StatusOr<LoopTimer> LoopWheel::ScheduleSteady(
-    int64_t steady_ns, internal::LoopCallbackRef f) {
+absl::StatusOr<LoopTimer> LoopWheel::ScheduleSteady(int64_t steady_ns,
+                                                    internal::CallbackRef f) {
   engine_->CheckThread("LoopWheel::At");
   return engine_->ScheduleSteady(steady_ns, f);
 }
 
 absl::StatusOr<LoopTimer> LoopWheel::ScheduleAt(absl::Duration when,
-                                                internal::LoopCallbackRef f) {
+                                                internal::CallbackRef f) {
   engine_->CheckThread("LoopWheel::AtClockTime");
   return engine_->ScheduleAt(when, f, "AtClockTime");
 }

@@ -75,6 +75,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "timingwheel/callback.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/export.h"
 #include "timingwheel/options.h"
@@ -87,106 +88,11 @@ namespace internal {
 class LoopEngine;
 struct LoopNode;
 
-// How a LoopWheel moves, runs and destroys one type of callable that it
-// keeps inline in a timer's node (lib/loop_node.h); one constant table per
-// type (kLoopCallbackOps), so a node needs one pointer for all three.
-struct LoopCallbackOps {
-  size_t size;
-  // Move-constructs the callable at `from` into the node's room at `to`.
-  void (*move_to)(void* from, void* to) noexcept;
-  void (*run)(void* callable);
-  // Null when there is nothing to destroy (trivially destructible).
-  void (*destroy)(void* callable) noexcept;
-};
-
-template <class S>
-void LoopMoveTo(void* from, void* to) noexcept {
-  ::new (to) S(std::move(*static_cast<S*>(from)));
-}
-template <class S>
-void LoopRun(void* callable) {
-  std::invoke(*static_cast<S*>(callable));
-}
-template <class S>
-void LoopDestroy(void* callable) noexcept {
-  static_cast<S*>(callable)->~S();
-}
-template <class S>
-inline constexpr LoopCallbackOps kLoopCallbackOps = {
-    sizeof(S), &LoopMoveTo<S>, &LoopRun<S>,
-    std::is_trivially_destructible_v<S> ? nullptr : &LoopDestroy<S>};
-
-// The most a node keeps inline.
+// The most a LoopWheel's node keeps inline (lib/loop_node.h).
 inline constexpr size_t kLoopInlineCallable = 32;
-
-// A callable too big for a node (or aligned beyond a pointer, or whose move
-// may throw), moved to the heap: the node keeps this pointer.
 template <class Fn>
-struct LoopBox {
-  void operator()() { std::invoke(*fn); }
-  std::unique_ptr<Fn> fn;
-};
+using LoopCallable = Callable<Fn, kLoopInlineCallable>;
 
-// The callable of one AfterFunc call, ready for the wheel to move into a
-// node: `ops` null if it is empty (a null function pointer, an empty
-// absl::AnyInvocable or std::function).
-struct LoopCallbackRef {
-  const LoopCallbackOps* ops;
-  void* callable;
-};
-
-template <class Fn>
-class LoopCallable {
- public:
-  static constexpr bool kInline =
-      std::conjunction_v<std::bool_constant<sizeof(Fn) <= kLoopInlineCallable>,
-                         std::bool_constant<alignof(Fn) <= alignof(void*)>,
-                         std::is_nothrow_move_constructible<Fn>>;
-  using Stored = std::conditional_t<kInline, Fn, LoopBox<Fn>>;
-
-  template <class F>
-  LoopCallable(std::in_place_t /*make*/, F&& f)
-      : stored_(Make(std::forward<F>(f))) {}
-
-  LoopCallbackRef Ref() {
-    if (Empty()) return {nullptr, nullptr};
-    return {&kLoopCallbackOps<Stored>, &stored_};
-  }
-
- private:
-  // Function pointers, absl::AnyInvocable and std::function may be empty: a
-  // class that converts to bool only explicitly; a lambda converts
-  // implicitly (to a function pointer) and is never empty.
-  static constexpr bool kNullable =
-      std::is_pointer_v<Fn> || std::is_member_pointer_v<Fn> ||
-      (std::is_class_v<Fn> && std::is_constructible_v<bool, const Fn&> &&
-       !std::is_convertible_v<const Fn&, bool>);
-
-  template <class F>
-  static Stored Make(F&& f) {
-    if constexpr (kInline) {
-      return Stored(std::forward<F>(f));
-    } else {
-      return Stored{std::make_unique<Fn>(std::forward<F>(f))};
-    }
-  }
-  bool Empty() const {
-    if constexpr (!kNullable) {
-      return false;
-    } else if constexpr (kInline) {
-      return !static_cast<bool>(stored_);
-    } else {
-      return !static_cast<bool>(*stored_.fn);
-    }
-  }
-
-  Stored stored_;
-};
-
-// A callable the templated members take: invocable as `void()`.
-template <class F>
-inline constexpr bool kLoopCallback = std::is_invocable_v<std::decay_t<F>&>&&
-    std::is_constructible_v<std::decay_t<F>, F>;
 }  // namespace internal
 
 // What a LoopWheel is made with: the options of TimingWheel that make sense
@@ -300,7 +206,7 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // InvalidArgument (empty `f`; infinite `d`; a deadline past the supported
   // range: every finite `d` up to 100 years works), ResourceExhausted
   // (`max_pending` timers are pending).
-  template <class F, class = std::enable_if_t<internal::kLoopCallback<F>>>
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
   absl::StatusOr<LoopTimer> AfterFunc(absl::Duration d, F&& f) {
     internal::LoopCallable<std::decay_t<F>> callable(std::in_place,
                                                      std::forward<F>(f));
@@ -317,7 +223,7 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // SteadyClock() only; otherwise InvalidArgument: use AtClockTime); a point
   // passed runs in the next RunDue. Reads no clock: a loop passes the time
   // it read at the start of its turn plus the delay. Errors as AfterFunc.
-  template <class F, class = std::enable_if_t<internal::kLoopCallback<F>>>
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
   absl::StatusOr<LoopTimer> At(std::chrono::steady_clock::time_point when,
                                F&& f) {
     internal::LoopCallable<std::decay_t<F>> callable(std::in_place,
@@ -330,7 +236,7 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   absl::StatusOr<LoopTimer> At(std::chrono::steady_clock::time_point when,
                                absl::AnyInvocable<void()> f);
   // Runs `f` when the wheel's clock reads `when`. Errors as AfterFunc.
-  template <class F, class = std::enable_if_t<internal::kLoopCallback<F>>>
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
   absl::StatusOr<LoopTimer> AtClockTime(absl::Duration when, F&& f) {
     internal::LoopCallable<std::decay_t<F>> callable(std::in_place,
                                                      std::forward<F>(f));
@@ -369,11 +275,11 @@ class TIMINGWHEEL_EXPORT LoopWheel {
 
   // The members above, once the callable is ready for a node.
   absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d,
-                                          internal::LoopCallbackRef f);
+                                          internal::CallbackRef f);
   absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns,
-                                           internal::LoopCallbackRef f);
+                                           internal::CallbackRef f);
   absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when,
-                                       internal::LoopCallbackRef f);
+                                       internal::CallbackRef f);
 
   internal::LoopEngine* const engine_;
 };
