@@ -163,8 +163,11 @@ class Wheel {
                             "TimingWheel::Create");
   }
 
-  Handle AfterFunc(absl::Duration d, absl::AnyInvocable<void()> f) {
-    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, std::move(f));
+  // The callable goes to the wheel as it is (kept inline in its node), as
+  // a user's lambda does.
+  template <class F>
+  Handle AfterFunc(absl::Duration d, F&& f) {
+    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, std::forward<F>(f));
     if (!timer.ok()) {
       errors_.fetch_add(1, std::memory_order_relaxed);
       return Handle();

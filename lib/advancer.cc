@@ -30,11 +30,12 @@ constexpr int64_t kLookEveryNs = 100'000'000;
 }  // namespace
 
 Advancer::Advancer(const TimeBase* time, int wheel_size, Inbox* inbox,
-                   Runner* runner, TimerCounts* counts)
+                   Runner* runner, TimerCounts* counts, NodePool* nodes)
     : time_(time),
       inbox_(inbox),
       runner_(runner),
       counts_(counts),
+      nodes_(nodes),
       core_(wheel_size),
       alarm_(time),
       look_ticks_(std::max<int64_t>(1, kLookEveryNs / time->tick_ns())) {}
@@ -188,27 +189,29 @@ size_t Advancer::ApplyInbox() {
 void Advancer::Apply(const Submission& s) {
   TimerNode* node = s.node;
   // A link whose arm ended goes: the kUnlink of a Stop, or the kArm of a
-  // Reset that moves a linked timer (its old arm is of an older generation).
-  if (node->linked() && !LinkedArmPending(node)) {
+  // Reset that moves a linked timer (its old arm's link bit went with it).
+  if (node->linked() && !IsLinkedPending(node->LoadState())) {
     core_.Remove(node);
-    node->Unref();  // the bucket's; the submission's is still held
+    node->Unref(nodes_);  // the bucket's; the submission's is still held
   }
+  // Each arm is pushed once, so the node is in no bucket now. Claim the
+  // arm's link; a Stop, Reset or cancel since the push makes it stale.
+  uint64_t expected = MakeStateWord(s.gen, State::kPending);
   if (s.kind == Submission::Kind::kUnlink ||
-      node->LoadState() != MakeStateWord(s.gen, State::kPending)) {
+      !node->CasState(expected, expected | kLinkedBit)) {
     Drop(node);  // stale: the submission's reference goes
     return;
   }
-  // Each arm is pushed once, so the node is in no bucket now; the
-  // submission's reference becomes the bucket's, or the task's.
-  node->linked_gen = s.gen;
+  // The submission's reference becomes the bucket's, or the task's.
   const int64_t deadline_ns = node->deadline_ns.load(std::memory_order_relaxed);
   if (!core_.Add(node, time_->TickOf(deadline_ns))) Dispatch(node);
 }
 
 void Advancer::Dispatch(TimerNode* node) {
-  const uint64_t gen = node->linked_gen;
-  uint64_t expected = MakeStateWord(gen, State::kPending);
-  if (!node->CasState(expected, MakeStateWord(gen, State::kDispatched))) {
+  uint64_t word = node->LoadState();
+  const uint64_t gen = GenerationOf(word);
+  if (!IsLinkedPending(word) ||
+      !node->CasState(word, MakeStateWord(gen, State::kDispatched))) {
     Drop(node);  // stopped, reset or cancelled meanwhile
     return;
   }
@@ -234,7 +237,7 @@ void Advancer::AfterRound() {
     runner_->HandOff(&hand_offs);
     std::vector<TimerNode*> dropped;
     dropped.swap(scratch_.dropped);
-    for (TimerNode* node : dropped) node->Unref();
+    for (TimerNode* node : dropped) node->Unref(nodes_);
   }
 }
 

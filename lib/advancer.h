@@ -32,8 +32,10 @@
 // tick, and a timer's expiration tick is its deadline rounded up
 // (TimeBase::TickOf), so a timer the core finds due has a deadline at or
 // before the reading. Each due timer is checked against its state word:
-// (linked_gen, kPending) -> kDispatched by compare-and-swap, so a Stop or a
-// Reset that won the race keeps it from running (DESIGN.md, traps 4 and 5).
+// (gen, kPending with the linked bit) -> kDispatched by compare-and-swap, so
+// a Stop or a Reset that won the race (and cleared the bit) keeps it from
+// running (DESIGN.md, traps 4 and 5). The advancer sets the bit itself, by
+// compare-and-swap, when it links arm `gen` (timer_state.h).
 //
 // References: a submission's reference becomes the bucket's when the arm is
 // linked, the task's when it is due; every other one the advancer lets go
@@ -85,7 +87,7 @@ namespace timingwheel::internal {
 class Advancer {
  public:
   Advancer(const TimeBase* time, int wheel_size, Inbox* inbox, Runner* runner,
-           TimerCounts* counts);
+           TimerCounts* counts, NodePool* nodes);
   Advancer(const Advancer&) = delete;
   Advancer& operator=(const Advancer&) = delete;
 
@@ -164,11 +166,6 @@ class Advancer {
   // submissions keep coming (kLookEvery).
   int64_t WakeTick();
   void Apply(const Submission& s);
-  // The node's linked arm is still pending.
-  static bool LinkedArmPending(const TimerNode* node) {
-    return node->LoadState() ==
-           MakeStateWord(node->linked_gen, State::kPending);
-  }
   // A node the core found due (or that was due when linked): to the batch
   // if its linked arm is still pending, else its reference goes.
   void Dispatch(TimerNode* node);
@@ -191,6 +188,7 @@ class Advancer {
   Inbox* const inbox_;
   Runner* const runner_;
   TimerCounts* const counts_;
+  NodePool* const nodes_;  // where the nodes' memory goes back
   std::atomic<bool> stopping_{false};
 
   WheelCore core_;

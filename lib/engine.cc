@@ -64,8 +64,9 @@ Engine::Engine(Options options)
       counts_(options.max_pending),
       nodes_(sizeof(TimerNode), alignof(TimerNode), options.spare_timers,
              NodePool::Tail::kGiveBackThread),
-      runner_(&inbox_, &time_, &counts_, &failures_, this),
-      advancer_(&time_, options.wheel_size, &inbox_, &runner_, &counts_) {
+      runner_(&inbox_, &time_, &counts_, &failures_, &nodes_, this),
+      advancer_(&time_, options.wheel_size, &inbox_, &runner_, &counts_,
+                &nodes_) {
   for (int lane = 0; lane < inbox_.lanes(); ++lane) {
     homes_.push_back(std::make_unique<NodeHome>(&nodes_, this, this, lane));
   }
@@ -115,8 +116,7 @@ void Engine::ReleaseOwner() {
   for (NodeHome* home : homes) home->ReleaseBias();
 }
 
-absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
-                                            absl::AnyInvocable<void()>&& f,
+absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d, CallbackRef f,
                                             const char* caller) {
   if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -127,12 +127,11 @@ absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d,
   const int64_t now_ns = time_.NowNs();
   absl::StatusOr<int64_t> deadline = time_.DeadlineAfter(now_ns, d, caller);
   if (!deadline.ok()) return deadline.status();
-  return NewArmed(std::move(f), nullptr, *deadline, now_ns, caller);
+  return NewArmed(f, nullptr, *deadline, now_ns, caller);
 }
 
 absl::StatusOr<TimerNode*> Engine::Schedule(
-    std::unique_ptr<Scheduler> scheduler, absl::AnyInvocable<void()>&& f,
-    const char* caller) {
+    std::unique_ptr<Scheduler> scheduler, CallbackRef f, const char* caller) {
   if (scheduler == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         caller, ": the scheduler is null; pass one, e.g. FixedRate(d)"));
@@ -142,12 +141,11 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
   absl::StatusOr<int64_t> deadline =
       time_.FirstRunDeadline(*scheduler, now_ns, caller);
   if (!deadline.ok()) return deadline.status();
-  return NewArmed(std::move(f), std::move(scheduler), *deadline, now_ns,
-                  caller);
+  return NewArmed(f, std::move(scheduler), *deadline, now_ns, caller);
 }
 
 absl::StatusOr<TimerNode*> Engine::ScheduleAt(absl::Duration when,
-                                              absl::AnyInvocable<void()>&& f,
+                                              CallbackRef f,
                                               const char* caller) {
   if (when == absl::InfiniteDuration() || when == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(caller, ": time is ",
@@ -160,12 +158,11 @@ absl::StatusOr<TimerNode*> Engine::ScheduleAt(absl::Duration when,
   absl::StatusOr<int64_t> deadline = time_.DeadlineAt(when, caller);
   if (!deadline.ok()) return deadline.status();
   const int64_t now_ns = time_.NowNs();
-  return NewArmed(std::move(f), nullptr, *deadline, now_ns, caller);
+  return NewArmed(f, nullptr, *deadline, now_ns, caller);
 }
 
-absl::Status Engine::CheckNew(const absl::AnyInvocable<void()>& f,
-                              const char* caller) const {
-  if (!f) {
+absl::Status Engine::CheckNew(CallbackRef f, const char* caller) const {
+  if (f.ops == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(caller, ": the callback is empty; pass a callable"));
   }
@@ -174,8 +171,8 @@ absl::Status Engine::CheckNew(const absl::AnyInvocable<void()>& f,
 }
 
 absl::StatusOr<TimerNode*> Engine::NewArmed(
-    absl::AnyInvocable<void()>&& f, std::unique_ptr<Scheduler> scheduler,
-    int64_t deadline_ns, int64_t now_ns, const char* caller) {
+    CallbackRef f, std::unique_ptr<Scheduler> scheduler, int64_t deadline_ns,
+    int64_t now_ns, const char* caller) {
   int64_t pending = 0;
   if (!counts_.AddNew(&pending)) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -185,15 +182,14 @@ absl::StatusOr<TimerNode*> Engine::NewArmed(
   // Two references: the handle's and the wheel's (the submission's, or the
   // task's).
   TimerNode* node =
-      TimerNode::New(homes_[inbox_.LaneOfThisThread()].get(), std::move(f),
-                     std::move(scheduler), /*refs=*/2);
+      TimerNode::New(&nodes_, f, std::move(scheduler), /*refs=*/2);
   if (HandOn(node, 0, /*was_pending=*/false, deadline_ns, now_ns)) {
     return node;
   }
   // Shut down meanwhile: never armed after all. Undo the counts (HandOn
   // counted the cancel as a retirement).
   counts_.UndoNew();
-  node->Unref();  // the handle's: it is never returned
+  node->Unref(&nodes_);  // the handle's: it is never returned
   return ShutDownError(caller);
 }
 
@@ -203,7 +199,7 @@ bool Engine::HandOn(TimerNode* node, uint64_t gen, bool was_pending,
   if (deadline_ns <= now_ns) {
     uint64_t expected = MakeStateWord(gen, State::kPending);
     if (!node->CasState(expected, MakeStateWord(gen, State::kDispatched))) {
-      node->Unref();  // a Stop took it first
+      node->Unref(&nodes_);  // a Stop took it first
       return true;
     }
     std::vector<DueTimer> due{{node, gen, deadline_ns}};
@@ -216,19 +212,19 @@ bool Engine::HandOn(TimerNode* node, uint64_t gen, bool was_pending,
   if (node->Cancel(gen)) {
     was_pending ? counts_.CancelledInTransit() : counts_.Retired();
   }
-  node->Unref();
+  node->Unref(&nodes_);
   return false;
 }
 
 void Engine::Unlink(TimerNode* node, uint64_t gen) {
   // Not taken yet, and the node's first arm: it is in no bucket.
   if (inbox_.Retract(node, gen)) {
-    node->Unref();  // the submission's; the caller holds another
+    node->Unref(&nodes_);  // the submission's; the caller holds another
     if (gen == 0) return;
   }
   node->Ref();  // the submission's
   if (!inbox_.Push({node, gen, Submission::Kind::kUnlink}, Inbox::kNever)) {
-    node->Unref();  // shut down: Shutdown empties the core itself
+    node->Unref(&nodes_);  // shut down: Shutdown empties the core itself
   }
 }
 
@@ -430,7 +426,7 @@ int64_t Engine::CancelAll() {
   std::vector<TimerNode*> released;
   advancer_.RunOnOwner(
       [&] { advancer_.CancelEverything(&cancelled, &taken, &released); });
-  for (TimerNode* node : released) node->Unref();
+  for (TimerNode* node : released) node->Unref(&nodes_);
   cancel_alls_.fetch_sub(1, std::memory_order_seq_cst);
   {
     MutexLock lock(&cancel_all_mu_);
@@ -445,10 +441,10 @@ int64_t Engine::CancelAll() {
         break;
       case Ended::kRearm:
         ++count;  // its callback runs: the runner destroys it after the run
-        node->Unref();
+        node->Unref(&nodes_);
         break;
       case Ended::kNotPending:
-        node->Unref();
+        node->Unref(&nodes_);
         break;
     }
   }
@@ -457,8 +453,8 @@ int64_t Engine::CancelAll() {
   // Nobody will run these: destroy their callbacks now, with no lock held
   // (a callback's destructor may call into the wheel).
   for (TimerNode* node : cancelled) {
-    node->callback = nullptr;
-    node->Unref();
+    node->DestroyCallback(&nodes_);
+    node->Unref(&nodes_);
   }
   return count;
 }
@@ -474,7 +470,7 @@ int64_t Engine::CancelClosed() {
       counts_.Retired();
       cancelled.push_back(s.node);
     } else {
-      s.node->Unref();  // stale, or a kUnlink
+      s.node->Unref(&nodes_);  // stale, or a kUnlink
     }
   }
   std::vector<TimerNode*> linked;
@@ -484,7 +480,8 @@ int64_t Engine::CancelClosed() {
       counts_.Retired();
       cancelled.push_back(node);
     } else {
-      node->Unref();  // stopped, only waiting in its bucket to be dropped
+      node->Unref(
+          &nodes_);  // stopped, only waiting in its bucket to be dropped
     }
   }
   for (const DueTimer& task : runner_.Close()) {
@@ -492,14 +489,14 @@ int64_t Engine::CancelClosed() {
       counts_.Retired();
       cancelled.push_back(task.node);
     } else {
-      task.node->Unref();  // a stale task: stopped or reset since
+      task.node->Unref(&nodes_);  // a stale task: stopped or reset since
     }
   }
   // Nobody will run these: destroy their callbacks now, with no lock held
   // (a callback's destructor may call into the wheel).
   for (TimerNode* node : cancelled) {
-    node->callback = nullptr;
-    node->Unref();
+    node->DestroyCallback(&nodes_);
+    node->Unref(&nodes_);
   }
   return static_cast<int64_t>(cancelled.size());
 }

@@ -89,6 +89,7 @@
 #include "stats.h"
 #include "time_base.h"
 #include "timer_state.h"
+#include "timingwheel/callback.h"
 #include "timingwheel/options.h"
 #include "timingwheel/scheduler.h"
 
@@ -113,20 +114,17 @@ class Engine : public RefCounted {
   // Arms a new one-shot timer `d` from now. On success the node has one
   // reference for the caller's handle. `caller` names the API function in
   // error messages.
-  absl::StatusOr<TimerNode*> Schedule(absl::Duration d,
-                                      absl::AnyInvocable<void()>&& f,
+  absl::StatusOr<TimerNode*> Schedule(absl::Duration d, CallbackRef f,
                                       const char* caller);
   // Arms a new periodic timer: `scheduler` is asked now for the delay until
   // the first run, and after each run for the next (Runner). Every is this
   // with a FixedRate. As above otherwise.
   absl::StatusOr<TimerNode*> Schedule(std::unique_ptr<Scheduler> scheduler,
-                                      absl::AnyInvocable<void()>&& f,
-                                      const char* caller);
+                                      CallbackRef f, const char* caller);
   // Arms a new one-shot timer at `when`, a reading of the clock (Now()): the
   // deadline is `when` itself, rounded up to the nanosecond; one already
   // passed runs as soon as possible. Errors as Schedule.
-  absl::StatusOr<TimerNode*> ScheduleAt(absl::Duration when,
-                                        absl::AnyInvocable<void()>&& f,
+  absl::StatusOr<TimerNode*> ScheduleAt(absl::Duration when, CallbackRef f,
                                         const char* caller);
 
   const TimeBase& time() const { return time_; }
@@ -135,8 +133,16 @@ class Engine : public RefCounted {
   bool Reset(TimerNode* node, absl::Duration d);
   // TimingWheel::CancelAll.
   int64_t CancelAll();
-  // The timer whose callback runs on this thread, or nullptr.
+  // The timer whose callback runs on this thread, or nullptr; and its
+  // engine (nullptr with it).
   static TimerNode* CurrentTimer() { return Runner::Current(); }
+  static Engine* Current() {
+    return static_cast<Engine*>(Runner::CurrentOwner());
+  }
+  // Where a handle made on this thread counts itself (its lane's home).
+  NodeHome* HomeOfThisThread() const {
+    return homes_[inbox_.LaneOfThisThread()].get();
+  }
 
   int64_t Pending() const;
   int64_t Shutdown();
@@ -171,11 +177,10 @@ class Engine : public RefCounted {
   // Options::thread_name_prefix and calls Options::on_thread_start.
   void OnThreadStart(ThreadRole role, int index) const;
   // What a new timer needs first: a callback, and a wheel not shut down.
-  absl::Status CheckNew(const absl::AnyInvocable<void()>& f,
-                        const char* caller) const;
+  absl::Status CheckNew(CallbackRef f, const char* caller) const;
   // Makes a timer (one-shot without a `scheduler`) and arms it at
   // `deadline_ns`, within Options::max_pending.
-  absl::StatusOr<TimerNode*> NewArmed(absl::AnyInvocable<void()>&& f,
+  absl::StatusOr<TimerNode*> NewArmed(CallbackRef f,
                                       std::unique_ptr<Scheduler> scheduler,
                                       int64_t deadline_ns, int64_t now_ns,
                                       const char* caller);
@@ -219,7 +224,8 @@ class Engine : public RefCounted {
   // last node.
   NodePool nodes_;
   Inbox inbox_;
-  // One per inbox lane: where the nodes made by its threads live.
+  // One per inbox lane: where the handles made by its threads count
+  // themselves.
   std::vector<std::unique_ptr<NodeHome>> homes_;
   Runner runner_;
   Advancer advancer_;

@@ -64,11 +64,13 @@ class Runner::HandedOffTask {
 };
 
 Runner::Runner(Inbox* inbox, const TimeBase* time, TimerCounts* counts,
-               const FailureReporter* failures, RefCounted* owner)
+               const FailureReporter* failures, NodePool* nodes,
+               RefCounted* owner)
     : inbox_(inbox),
       time_(time),
       counts_(counts),
       failures_(failures),
+      nodes_(nodes),
       owner_(owner) {}
 
 absl::Status Runner::Start(int workers, const Executor* executor,
@@ -79,7 +81,8 @@ absl::Status Runner::Start(int workers, const Executor* executor,
     lateness_.push_back(
         std::make_unique<WindowedHistogram>(LatencyHistogram::Writers::kMany));
     pool_ = std::make_unique<WorkerPool>(
-        run, [this](uint64_t id) { HandOff(id); }, &Runner::Release);
+        run, [this](uint64_t id) { HandOff(id); },
+        [this](const DueTimer& task) { Release(task); });
     return absl::OkStatus();
   }
   for (int i = 0; i < workers; ++i) {
@@ -89,7 +92,7 @@ absl::Status Runner::Start(int workers, const Executor* executor,
   owner_->Ref(workers);  // one per thread, released as it exits
   pool_ = std::make_unique<WorkerPool>(
       workers, run, [this] { owner_->Unref(); }, std::move(on_worker_start),
-      &Runner::Release);
+      [this](const DueTimer& task) { Release(task); });
   absl::Status status = pool_->Start();
   // The references of the threads that never started (none on success).
   for (int i = pool_->started(); i < workers; ++i) owner_->Unref();
@@ -120,7 +123,7 @@ void Runner::Drop(uint64_t id) {
     failures_->Report(Failure::Kind::kTaskDropped,
                       "the task was destroyed without being called");
   }
-  task->node->Unref();
+  task->node->Unref(nodes_);
 }
 
 void Runner::Submit(std::vector<DueTimer>* batch) {
@@ -128,7 +131,7 @@ void Runner::Submit(std::vector<DueTimer>* batch) {
   // Shut down meanwhile: these were pending, so Shutdown counts them.
   for (const DueTimer& task : *batch) {
     if (task.node->Cancel(task.generation)) counts_->CancelledInTransit();
-    task.node->Unref();
+    task.node->Unref(nodes_);
   }
   batch->clear();
 }
@@ -145,6 +148,10 @@ void Runner::Queue(std::vector<DueTimer>* batch,
 }
 
 TimerNode* Runner::Current() { return tls_node; }
+
+RefCounted* Runner::CurrentOwner() {
+  return tls_runner == nullptr ? nullptr : tls_runner->owner_;
+}
 
 bool Runner::CancelOwnRearm() {
   if (tls_runner != this || tls_node == nullptr) return false;
@@ -183,7 +190,7 @@ void Runner::Run(const DueTimer& task, int worker) {
   lateness_[worker]->Record(now_ns, LatenessNs(now_ns, task.deadline_ns));
   try {
     ScopedCallback current(this, node);
-    node->callback();
+    node->RunCallback();
   } catch (...) {
     counts_->CallbackThrew();
     failures_->Report(Failure::Kind::kCallbackThrew,
@@ -245,7 +252,7 @@ void Runner::AfterRun(TimerNode* node, uint64_t gen,
   // Cancelled (CancelAll or Shutdown) while it ran: nothing runs or re-arms
   // it any more, so its callback goes now, with no lock held (its destructor
   // may call into the wheel), while the task's reference keeps the node.
-  if (ended == State::kCancelled) node->callback = nullptr;
+  if (ended == State::kCancelled) node->DestroyCallback(nodes_);
   if (ended != State::kPending) return;
   // The new arm, generation + 1, with a reference of its own (the task's is
   // released when the pool is done with it): to the pool if due, else to
@@ -265,7 +272,7 @@ void Runner::AfterRun(TimerNode* node, uint64_t gen,
     // Shut down meanwhile: it was pending, so Shutdown counts it.
     counts_->CancelledInTransit();
   }
-  node->Unref();  // a Stop or a cancel took the new arm first
+  node->Unref(nodes_);  // a Stop or a cancel took the new arm first
 }
 
 State Runner::Rearm(TimerNode* node, uint64_t gen,

@@ -66,7 +66,7 @@ class Runner {
   using Executor = absl::AnyInvocable<void(absl::AnyInvocable<void()>) const>;
 
   Runner(Inbox* inbox, const TimeBase* time, TimerCounts* counts,
-         const FailureReporter* failures, RefCounted* owner);
+         const FailureReporter* failures, NodePool* nodes, RefCounted* owner);
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
@@ -96,8 +96,10 @@ class Runner {
   // returns false and leaves them to the caller.
   bool TrySubmit(std::vector<DueTimer>* batch) { return pool_->Submit(batch); }
 
-  // The timer whose callback runs on this thread, or nullptr.
+  // The timer whose callback runs on this thread, or nullptr; and the
+  // owner of its runner (the engine), or nullptr.
   static TimerNode* Current();
+  static RefCounted* CurrentOwner();
   // When this thread runs a periodic (or Reset) timer of this runner's that
   // is armed to run again: cancels that re-arm (kRunningCancelled), counts it
   // retired and returns true. For a Shutdown made from the callback.
@@ -128,7 +130,7 @@ class Runner {
 
   void Run(const DueTimer& task, int worker);
   // The pool is done with a task Run was called with: its reference goes.
-  static void Release(const DueTimer& task) { task.node->Unref(); }
+  void Release(const DueTimer& task) { task.node->Unref(nodes_); }
   // The deadline of a periodic timer's next run after the run for
   // `deadline_ns`, by its scheduler (called with no lock held); nullopt when
   // the schedule ends, leaves the supported range or throws.
@@ -152,6 +154,7 @@ class Runner {
   const TimeBase* const time_;
   TimerCounts* const counts_;
   const FailureReporter* const failures_;
+  NodePool* const nodes_;  // where the nodes' memory goes back
   RefCounted* const owner_;
   const Executor* executor_ = nullptr;
   // One per worker, written by that worker only (Writers::kOne); or one for

@@ -3,30 +3,52 @@
 
 #include "timer_state.h"
 
+#include <cstring>
 #include <new>
 #include <utility>
 
 namespace timingwheel::internal {
 
-TimerNode* TimerNode::New(NodeHome* home, absl::AnyInvocable<void()>&& callback,
+TimerNode* TimerNode::New(NodePool* pool, CallbackRef f,
                           std::unique_ptr<Scheduler> scheduler, int32_t refs) {
-  if (scheduler != nullptr) {
-    return new PeriodicNode(home, std::move(callback), std::move(scheduler),
-                            refs);
+  // A callable beyond the room takes a block of its own; the call site
+  // boxed anything bigger than a block (callback.h). Either allocation may
+  // throw std::bad_alloc, before anything is moved.
+  void* block = f.ops->size > kRoom ? pool->Allocate() : nullptr;
+  try {
+    if (scheduler != nullptr) {
+      return new PeriodicNode(f, block, std::move(scheduler), refs);
+    }
+    return new (pool->Allocate()) TimerNode(f, block, /*periodic=*/false, refs);
+  } catch (...) {
+    if (block != nullptr) pool->Free(block);
+    throw;
   }
-  return new (home->Allocate())
-      TimerNode(home, std::move(callback), /*periodic=*/false, refs);
 }
 
-TimerNode::TimerNode(NodeHome* home, absl::AnyInvocable<void()>&& callback,
-                     bool periodic, int32_t refs)
-    : callback(std::move(callback)),
-      home(home),
-      state(MakeStateWord(0, State::kPending)),
+TimerNode::TimerNode(CallbackRef f, void* block, bool periodic, int32_t refs)
+    : state(MakeStateWord(0, State::kPending)),
+      ops_(f.ops),
       refs_(refs),
-      periodic_(periodic) {}
+      periodic_(periodic),
+      in_block_(block != nullptr) {
+  void* to = room_;
+  if (in_block_) {
+    to = block;
+    std::memcpy(room_, &block, sizeof(block));
+  }
+  f.ops->move_to(f.callable, to);
+}
 
-void TimerNode::Unref() {
+void TimerNode::DestroyCallback(NodePool* pool) noexcept {
+  const CallbackOps* ops = std::exchange(ops_, nullptr);
+  if (ops == nullptr) return;
+  void* callable = Callable();
+  if (ops->destroy != nullptr) ops->destroy(callable);
+  if (in_block_) pool->Free(callable);
+}
+
+void TimerNode::Unref(NodePool* pool) {
   // A count of 1 is the caller's own reference, the last: no other thread
   // holds one, and only a holder takes another (Ref), so the count cannot
   // change any more and needs no read-modify-write. The acquire load pairs
@@ -35,13 +57,13 @@ void TimerNode::Unref() {
       refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) {
     return;
   }
+  DestroyCallback(pool);
   if (periodic_) {
     delete static_cast<PeriodicNode*>(this);
     return;
   }
-  NodeHome* const node_home = home;
   this->~TimerNode();
-  node_home->Free(this);
+  pool->Free(this);
 }
 
 bool TimerNode::UnrefIfNotLast() {

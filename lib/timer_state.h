@@ -12,7 +12,8 @@
 // Stop can win against a timer that is in transit between buckets or queued
 // for a worker (DESIGN.md section 3, traps 4 and 5).
 //
-// The state word is `generation << 8 | State`. Every re-arm (Reset, the next
+// The state word is `generation << 8 | linked bit | State` (the linked
+// bit: kLinkedBit below). Every re-arm (Reset, the next
 // run of a periodic timer) bumps the generation, so a worker task or a Stop
 // that refers to an older arm can tell and does nothing.
 //
@@ -48,18 +49,22 @@
 //     node anew and set its deadline: Reset, and the worker re-arming it
 //     after a run. It guards `has_rearm`. The wheel's owner never takes it.
 //     Its place among the locks: kNode in the lock table of lib/mutex.h.
-//   * The CoreNode part (expiration tick, place in the core) and `linked_gen`
-//   belong to
-//     the thread that owns the wheel's core (the advancer, or Shutdown once
-//     it has stopped): callers hand it arms and stops through the inbox
-//     (lib/handoff/inbox.h) and never read them.
+//   * The CoreNode part (expiration tick, place in the core) belongs to the
+//     thread that owns the wheel's core (the advancer, or Shutdown once it
+//     has stopped): callers hand it arms and stops through the inbox
+//     (lib/handoff/inbox.h) and never read it. The owner alone sets the
+//     linked bit of the state word (by compare-and-swap, as every move).
+//   * The callable: run by the thread that moved the node to a running
+//     state; destroyed by the thread that cancelled it for good, or by the
+//     last Unref.
 //
 // Lifetime: intrusive reference count. Each Timer handle holds one reference
 // (and counts itself in the node's home, which keeps the engine alive; see
 // NodeHome); whichever part of the wheel holds the node (a submission in the
 // inbox, a bucket, a worker task) holds one more. The last release destroys
-// the node and hands its memory back to its home's pool (a periodic node's
-// to the heap). Nothing here calls the engine.
+// the node and hands its memory back to the engine's pool, which the
+// releasing thread names (a periodic node's to the heap). Nothing here calls
+// the engine.
 //
 // No write after hand-on (DESIGN.md, trap 12): a thread that hands a node on
 // (pushes a submission, links it, queues its task) does so with a reference
@@ -70,17 +75,19 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/functional/any_invocable.h"
 #include "core/bucket.h"
 #include "mutex.h"
 #include "node_pool.h"
 #include "ref_counted.h"
+#include "timingwheel/callback.h"
 #include "timingwheel/scheduler.h"
+#include "timingwheel/timingwheel.h"
 
 namespace timingwheel::internal {
 
@@ -89,12 +96,13 @@ class Engine;
 // Matches every generation where a generation is asked for.
 inline constexpr uint64_t kAnyGeneration = ~uint64_t{0};
 
-// Where a node lives: one lane of an engine (wheel.h). A node takes its memory
-// from the home's pool; a handle (Timer) counts itself in its node's home
-// while it lives. While the engine's owner holds it, the count carries a bias
-// of 1, so a handle's birth and death write only this count, never the
-// engine's; when the owner lets go (ReleaseBias), the bias becomes the home's
-// reference on the engine, held until its last handle goes.
+// Where a handle counts itself: one lane of an engine (engine.h). A handle
+// (Timer) keeps the home of the thread that made it, and counts itself
+// there while it lives (a copy in the same home). While the engine's owner
+// holds it, the count carries a bias of 1, so a handle's birth and death write
+// only this count, never the engine's; when the owner lets go (ReleaseBias),
+// the bias becomes the home's reference on the engine, held until its last
+// handle goes.
 //
 // Why handles and not nodes: every other holder of a node holds the engine
 // too. A bucket or the advancer holds it through the owner (Shutdown, before
@@ -109,17 +117,16 @@ inline constexpr uint64_t kAnyGeneration = ~uint64_t{0};
 // Thread-safe; the count is on a cache line of its own.
 class NodeHome {
  public:
-  // `engine` is only handed on (to a Timer, through its node); `owner` is the
-  // same engine's lifetime.
+  // `engine` is only handed on (to a Timer); `owner` is the same engine's
+  // lifetime; `pool` is where its nodes' memory goes back.
   NodeHome(NodePool* pool, RefCounted* owner, Engine* engine, int lane)
       : pool_(pool), owner_(owner), engine_(engine), lane_(lane) {}
   NodeHome(const NodeHome&) = delete;
   NodeHome& operator=(const NodeHome&) = delete;
 
   Engine* engine() const { return engine_; }
+  NodePool* pool() const { return pool_; }
   int lane() const { return lane_; }
-  void* Allocate() { return pool_->Allocate(); }
-  void Free(void* node) { pool_->Free(node); }
   void AddHandle() { handles_.fetch_add(1, std::memory_order_relaxed); }
   // Memory ordering: acq_rel, as for any reference count.
   void RemoveHandle() {
@@ -150,12 +157,23 @@ enum class State : uint8_t {
   kEnded = 10,
 };
 
-// Packs and unpacks the state word.
+// Packs and unpacks the state word. Every word MakeStateWord makes has the
+// linked bit clear: any move of the state ends the link's claim.
 constexpr uint64_t MakeStateWord(uint64_t generation, State state) {
   return (generation << 8) | static_cast<uint64_t>(state);
 }
 constexpr State StateOf(uint64_t word) {
-  return static_cast<State>(word & 0xff);
+  return static_cast<State>(word & 0x7f);
+}
+// The linked bit: set by the owner alone, on (gen, kPending) once it has
+// linked the node for arm `gen` in the core; cleared by every later move
+// of the state (a Stop, a Reset, a dispatch, a cancel). So a node in a
+// bucket whose word lacks it sits there for an arm that ended (a stale
+// link the owner drops when it meets it), and the owner needs no copy of
+// the generation it linked.
+inline constexpr uint64_t kLinkedBit = 0x80;
+constexpr bool IsLinkedPending(uint64_t word) {
+  return (word & 0xff) == (kLinkedBit | static_cast<uint64_t>(State::kPending));
 }
 constexpr uint64_t GenerationOf(uint64_t word) { return word >> 8; }
 // Whether the word is of generation `gen` (of any, for kAnyGeneration).
@@ -188,37 +206,66 @@ constexpr State EndOfRun(State running) {
   }
 }
 
-// The CoreNode base is the core's part (expiration tick and place): the
-// owner links the node into the core's buckets and gets it back as due.
+// The node, byte by byte (x86-64, release build; a debug build's lock
+// carries its rank, so the node is bigger there):
+//
+//   offset size  field
+//    0      8    expiration_tick  \  CoreNode: the core's part, the owner's
+//    8      4    holder            > alone (where the node is linked, and for
+//   12      4    index            /  which tick)
+//   16      8    state            generation << 8 | linked bit | State
+//   24      8    deadline_ns      the arm's deadline (callers write it)
+//   32      8    ops              the callable's operations; null once
+//                                 destroyed
+//   40      4    refs
+//   44      1    mu               the node lock (Reset, re-arm)
+//   45      1    has_rearm
+//   46      1    periodic         a PeriodicNode (heap, with its scheduler)
+//   47      1    in_block         the callable lives in a second block
+//   48     16    room             the callable (kRoom bytes), or a pointer
+//                                 to the second block that holds it
+//
+// 64 bytes, one cache line: the pool's block. A callable of at most kRoom
+// bytes (a lambda capturing two pointers, `[this, id]`) lives in the room;
+// one of at most kWheelBlockCallable (an absl::AnyInvocable, a lambda capturing
+// up to eight pointers) in a second block of the same pool, taken from the
+// same thread cache; a bigger one was boxed on the heap by the call site
+// (callback.h). Nothing a periodic timer alone needs is in a one-shot node:
+// the scheduler and the run count are a PeriodicNode's.
+//
+// Which node a handle's engine is: no node says. A Timer keeps its node's
+// home (NodeHome) itself, and every other holder of a node knows its engine
+// and hands its pool to Unref.
 class TimerNode : public CoreNode {
  public:
-  // A new node in `home`, in kPending, generation 0, with `refs` references
-  // for the caller. A `scheduler` (Every, ScheduleFunc) makes it periodic.
-  static TimerNode* New(NodeHome* home, absl::AnyInvocable<void()>&& callback,
+  // The callable kept in the node itself.
+  static constexpr size_t kRoom = 16;
+  // A new node from `pool` (a PeriodicNode from the heap when `scheduler`
+  // is not null), in kPending, generation 0, with `refs` references for
+  // the caller, holding the callable of `f` (not empty).
+  static TimerNode* New(NodePool* pool, CallbackRef f,
                         std::unique_ptr<Scheduler> scheduler = nullptr,
                         int32_t refs = 1);
   TimerNode(const TimerNode&) = delete;
   TimerNode& operator=(const TimerNode&) = delete;
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
-  // A handle (Timer) that adopts a reference counts itself in the home
-  // (NodeHome), and lets go of both: the reference first, then the count.
-  void CountHandle() { home->AddHandle(); }
-  // A copied handle takes a reference of its own and counts itself.
-  void RefHandle() {
+  // A handle (Timer) counts itself in its home (NodeHome) while it lives,
+  // besides its reference: a copy takes both, and a handle lets go of both,
+  // the reference first.
+  void RefHandle(NodeHome* home) {
     Ref();
-    CountHandle();
+    home->AddHandle();
   }
-  void ReleaseHandle() {
-    NodeHome* const handle_home = home;
-    Unref();
-    handle_home->RemoveHandle();
+  void ReleaseHandle(NodeHome* home) {
+    Unref(home->pool());
+    home->RemoveHandle();
   }
-  // Releases one reference; the last one destroys the node and hands it back
-  // to its home. Memory
-  // ordering: acq_rel, so every write to the node by any holder happens before
-  // its deletion.
-  void Unref();
+  // Releases one reference; the last one destroys the callable (if still
+  // there) and the node, and hands their memory back to `pool`, the pool of
+  // the node's engine. Memory ordering: acq_rel, so every write to the node
+  // by any holder happens before its deletion.
+  void Unref(NodePool* pool);
   // Releases one reference unless it is the last, and says whether it did: a
   // thread that must not destroy the node where it stands (the advancer in
   // the middle of a flush) keeps the last one for a later Unref.
@@ -250,22 +297,35 @@ class TimerNode : public CoreNode {
   // no deadline.
   std::optional<int64_t> PendingDeadlineNs() ABSL_LOCKS_EXCLUDED(mu);
 
-  // The members are ordered to pack the node into 96 bytes on x86-64
-  // (TimerNodeLayoutTest.FitsInNinetySixBytes); the pool adds no header.
+  // Runs the callable. Only the thread that moved the node to kRunning or
+  // kRunningArmed calls it.
+  void RunCallback() { ops_->run(Callable()); }
+  // Destroys the callable, if not done yet, and gives its second block back
+  // to `pool`. Shutdown and CancelAll call it for a node they cancelled,
+  // which nobody will run, and the runner for one cancelled while it ran,
+  // once the run returned; else the last Unref does.
+  void DestroyCallback(NodePool* pool) noexcept;
 
-  // The arm the node is linked for in the core; the owner's alone. First,
-  // so that it fills what the 16-byte aligned callback leaves after the
-  // CoreNode base.
-  uint64_t linked_gen = 0;
-
-  // Only the thread that moved the node to kRunning or kRunningArmed calls
-  // it. Shutdown and CancelAll destroy it for a node they cancelled, which
-  // nobody will run, and the runner for one cancelled while it ran, once the
-  // run returned.
-  absl::AnyInvocable<void()> callback;
-  // The lane the node lives in, for every arm (engine.h, "Lanes").
-  NodeHome* const home;
   std::atomic<uint64_t> state;
+
+  // The deadline of the current arm, in nanoseconds since the engine's
+  // origin. While the callback runs (kRunning, kRunningArmed) it is that run's
+  // deadline, unless a Reset made during the run set `has_rearm`: then it is
+  // where to re-arm when the callback returns. Written under `mu` by the
+  // arming thread after its compare-and-swap, and before it pushes the arm's
+  // submission; read by the owner without a lock (a value of a later arm
+  // belongs to an arm whose linked bit the owner's check then finds
+  // cleared).
+  std::atomic<int64_t> deadline_ns{0};
+
+ private:
+  const CallbackOps* ops_;
+  std::atomic<int32_t> refs_;
+
+ public:
+  SpinLock mu{LockRank::kNode};
+  bool has_rearm ABSL_GUARDED_BY(mu) = false;
+
   // Made by Every or ScheduleFunc: the node is a PeriodicNode.
   bool periodic() const { return periodic_; }
   // The periodic timer's scheduler; called only by the worker that ran the
@@ -279,41 +339,41 @@ class TimerNode : public CoreNode {
   // so runs of one timer never count at once. Precondition: periodic().
   void CountRun();
 
-  // The deadline of the current arm, in nanoseconds since the engine's
-  // origin. While the callback runs (kRunning, kRunningArmed) it is that run's
-  // deadline, unless a Reset made during the run set `has_rearm`: then it is
-  // where to re-arm when the callback returns. Written under `mu` by the
-  // arming thread after its compare-and-swap, and before it pushes the arm's
-  // submission; read by the owner without a lock (a value of a later arm
-  // belongs to an arm whose generation the owner's check then refuses).
-  std::atomic<int64_t> deadline_ns{0};
-
- private:
-  std::atomic<int32_t> refs_;
-
- public:
-  SpinLock mu{LockRank::kNode};
-  bool has_rearm ABSL_GUARDED_BY(mu) = false;
-
  protected:
-  TimerNode(NodeHome* home, absl::AnyInvocable<void()>&& callback,
-            bool periodic, int32_t refs);
+  // `block`: a block of the pool for a callable beyond kRoom, else null.
+  TimerNode(CallbackRef f, void* block, bool periodic, int32_t refs);
   ~TimerNode() = default;
 
  private:
+  void* Callable() {
+    if (!in_block_) return room_;
+    void* block;
+    std::memcpy(&block, room_, sizeof(block));
+    return block;
+  }
+
   const bool periodic_;
+  const bool in_block_;
+  alignas(alignof(void*)) unsigned char room_[kRoom];
 };
 
+static_assert(sizeof(TimerNode) >= kWheelBlockCallable,
+              "a callable the call site keeps inline fits a block");
+
+#ifdef NDEBUG
+static_assert(sizeof(TimerNode) == 64, "the node, as drawn above");
+#endif
+
 // A periodic timer's node: a TimerNode and the scheduler that gives the delay
-// to each next run. Its memory comes from the heap, not the home's pool, so
+// to each next run. Its memory comes from the heap, not the engine's pool, so
 // that the one-shot nodes, which are nearly all of them, do not carry the
 // scheduler's pointer (the pool's blocks are all of one size).
 class PeriodicNode final : public TimerNode {
  private:
   friend class TimerNode;
-  PeriodicNode(NodeHome* home, absl::AnyInvocable<void()>&& callback,
-               std::unique_ptr<Scheduler> scheduler, int32_t refs)
-      : TimerNode(home, std::move(callback), /*periodic=*/true, refs),
+  PeriodicNode(CallbackRef f, void* block, std::unique_ptr<Scheduler> scheduler,
+               int32_t refs)
+      : TimerNode(f, block, /*periodic=*/true, refs),
         scheduler_(std::move(scheduler)) {}
   ~PeriodicNode() = default;
 

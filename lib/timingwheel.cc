@@ -18,52 +18,54 @@
 
 namespace timingwheel {
 
-Timer::Timer() : node_(nullptr) {}
+Timer::Timer() : node_(nullptr), home_(nullptr) {}
 
-Timer::Timer(internal::TimerNode* node) : node_(node) { node_->CountHandle(); }
-
-Timer::Timer(const Timer& other) : node_(other.node_) {
-  if (node_ != nullptr) node_->RefHandle();
+Timer::Timer(internal::TimerNode* node, internal::NodeHome* home)
+    : node_(node), home_(home) {
+  home_->AddHandle();
 }
 
-Timer::Timer(Timer&& other) noexcept : node_(other.node_) {
-  other.node_ = nullptr;
+Timer::Timer(const Timer& other) : node_(other.node_), home_(other.home_) {
+  if (node_ != nullptr) node_->RefHandle(home_);
 }
+
+Timer::Timer(Timer&& other) noexcept
+    : node_(std::exchange(other.node_, nullptr)),
+      home_(std::exchange(other.home_, nullptr)) {}
 
 Timer& Timer::operator=(const Timer& other) {
   if (this == &other) return *this;
-  if (other.node_ != nullptr) other.node_->RefHandle();
-  if (node_ != nullptr) node_->ReleaseHandle();
+  if (other.node_ != nullptr) other.node_->RefHandle(other.home_);
+  if (node_ != nullptr) node_->ReleaseHandle(home_);
   node_ = other.node_;
+  home_ = other.home_;
   return *this;
 }
 
 Timer& Timer::operator=(Timer&& other) noexcept {
   if (this != &other) {
-    if (node_ != nullptr) node_->ReleaseHandle();
-    node_ = other.node_;
-    other.node_ = nullptr;
+    if (node_ != nullptr) node_->ReleaseHandle(home_);
+    node_ = std::exchange(other.node_, nullptr);
+    home_ = std::exchange(other.home_, nullptr);
   }
   return *this;
 }
 
 Timer::~Timer() {
-  if (node_ != nullptr) node_->ReleaseHandle();
+  if (node_ != nullptr) node_->ReleaseHandle(home_);
 }
 
 Timer Timer::Current() {
   internal::TimerNode* node = internal::Engine::CurrentTimer();
   if (node == nullptr) return Timer();
   node->Ref();
-  return Timer(node);
+  return Timer(node, internal::Engine::Current()->HomeOfThisThread());
 }
 
-bool Timer::Stop() {
-  return node_ != nullptr && node_->home->engine()->Stop(node_);
-}
+bool Timer::Stop() { return node_ != nullptr && home_->engine()->Stop(node_); }
 
 bool Timer::Reset(absl::Duration d) {
-  return node_ != nullptr && node_->home->engine()->Reset(node_, d);
+  return node_ != nullptr && home_->engine()->Reset(node_, d);
 }
 
 bool Timer::Pending() const {
@@ -121,7 +123,7 @@ std::optional<absl::Duration> Timer::Deadline() const {
   if (node_ == nullptr) return std::nullopt;
   const std::optional<int64_t> deadline_ns = node_->PendingDeadlineNs();
   if (!deadline_ns.has_value()) return std::nullopt;
-  return node_->home->engine()->time().ToClock(*deadline_ns);
+  return home_->engine()->time().ToClock(*deadline_ns);
 }
 
 std::optional<absl::Duration> Timer::TimeLeft() const {
@@ -130,7 +132,7 @@ std::optional<absl::Duration> Timer::TimeLeft() const {
   // The clock is read after the deadline, so a time left is never more than
   // the arm it belongs to had left.
   return std::max(absl::ZeroDuration(),
-                  *deadline - node_->home->engine()->time().clock().Now());
+                  *deadline - home_->engine()->time().clock().Now());
 }
 
 absl::StatusOr<std::unique_ptr<TimingWheel>> TimingWheel::Create(
@@ -143,14 +145,14 @@ absl::StatusOr<std::unique_ptr<TimingWheel>> TimingWheel::Create(
 
 // Only Create makes a TimingWheel, and only this file reaches its engine_:
 // the class has no friend. Whoever needs the engine behind a wheel (the
-// tests, through test_util.h's EngineOf) finds it as Timer::Stop does, from
-// a timer of the wheel (node->home->engine()), never through the handle.
+// tests, through test_util.h's EngineOf) finds it from a callback of the
+// wheel (Engine::Current()), never through the handle.
 TimingWheel::TimingWheel(internal::Engine* engine) : engine_(engine) {}
 
 absl::StatusOr<Timer> TimingWheel::ToTimer(
     absl::StatusOr<internal::TimerNode*> node) {
   if (!node.ok()) return node.status();
-  return Timer(*node);
+  return Timer(*node, engine_->HomeOfThisThread());
 }
 
 TimingWheel::~TimingWheel() {
@@ -160,23 +162,44 @@ TimingWheel::~TimingWheel() {
 
 absl::StatusOr<Timer> TimingWheel::AfterFunc(absl::Duration d,
                                              absl::AnyInvocable<void()> f) {
-  return ToTimer(engine_->Schedule(d, std::move(f), "AfterFunc"));
+  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
+                                                               std::move(f));
+  return ScheduleAfter(d, callable.Ref());
+}
+
+absl::StatusOr<Timer> TimingWheel::ScheduleAfter(absl::Duration d,
+                                                 internal::CallbackRef f) {
+  return ToTimer(engine_->Schedule(d, f, "AfterFunc"));
 }
 
 absl::StatusOr<Timer> TimingWheel::Every(absl::Duration period,
                                          absl::AnyInvocable<void()> f) {
+  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
+                                                               std::move(f));
+  return ScheduleEvery(period, callable.Ref());
+}
+
+absl::StatusOr<Timer> TimingWheel::ScheduleEvery(absl::Duration period,
+                                                 internal::CallbackRef f) {
   absl::StatusOr<std::unique_ptr<Scheduler>> rate =
       internal::NewFixedRate(period, "Every");
   if (!rate.ok()) return rate.status();
-  return ToTimer(engine_->Schedule(*std::move(rate), std::move(f), "Every"));
+  return ToTimer(engine_->Schedule(*std::move(rate), f, "Every"));
 }
 
 absl::StatusOr<Timer> TimingWheel::ScheduleFunc(
     absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
     absl::AnyInvocable<void()> f) {
+  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
+                                                               std::move(f));
+  return ScheduleWith(std::move(scheduler), callable.Ref());
+}
+
+absl::StatusOr<Timer> TimingWheel::ScheduleWith(
+    absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
+    internal::CallbackRef f) {
   if (!scheduler.ok()) return scheduler.status();
-  return ToTimer(
-      engine_->Schedule(*std::move(scheduler), std::move(f), "ScheduleFunc"));
+  return ToTimer(engine_->Schedule(*std::move(scheduler), f, "ScheduleFunc"));
 }
 
 int64_t TimingWheel::Pending() const { return engine_->Pending(); }
@@ -191,19 +214,33 @@ int64_t TimingWheel::CancelAll() { return engine_->CancelAll(); }
 
 absl::StatusOr<Timer> TimingWheel::At(
     std::chrono::steady_clock::time_point when, absl::AnyInvocable<void()> f) {
+  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
+                                                               std::move(f));
+  return ScheduleSteady(when, callable.Ref());
+}
+
+absl::StatusOr<Timer> TimingWheel::ScheduleSteady(
+    std::chrono::steady_clock::time_point when, internal::CallbackRef f) {
   if (!engine_->time().steady()) {
     return absl::InvalidArgumentError(
         "At: the time point is steady_clock's, but this wheel's clock is not "
         "SteadyClock(); give AtClockTime a time of the wheel's own clock "
         "(as its Now() returns it)");
   }
-  return ToTimer(engine_->ScheduleAt(absl::FromChrono(when.time_since_epoch()),
-                                     std::move(f), "At"));
+  return ToTimer(
+      engine_->ScheduleAt(absl::FromChrono(when.time_since_epoch()), f, "At"));
 }
 
 absl::StatusOr<Timer> TimingWheel::AtClockTime(absl::Duration when,
                                                absl::AnyInvocable<void()> f) {
-  return ToTimer(engine_->ScheduleAt(when, std::move(f), "AtClockTime"));
+  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
+                                                               std::move(f));
+  return ScheduleAtClock(when, callable.Ref());
+}
+
+absl::StatusOr<Timer> TimingWheel::ScheduleAtClock(absl::Duration when,
+                                                   internal::CallbackRef f) {
+  return ToTimer(engine_->ScheduleAt(when, f, "AtClockTime"));
 }
 
 }  // namespace timingwheel

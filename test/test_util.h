@@ -200,14 +200,16 @@ class TestNodes {
   TestNodes(const TestNodes&) = delete;
   TestNodes& operator=(const TestNodes&) = delete;
   ~TestNodes() {
-    for (internal::TimerNode* node : nodes_) node->Unref();
+    for (internal::TimerNode* node : nodes_) node->Unref(pool());
     Release();
   }
 
   internal::NodeHome* home() const { return &home_->home; }
+  internal::NodePool* pool() const { return &home_->pool; }
 
   internal::TimerNode* NewNode() {
-    auto* node = internal::TimerNode::New(home(), [] {});
+    internal::WheelCallable<void (*)()> callable(std::in_place, [] {});
+    auto* node = internal::TimerNode::New(pool(), callable.Ref());
     nodes_.push_back(node);
     return node;
   }
@@ -268,12 +270,12 @@ class Gate {
 // be found. A test may not reach into the wheel: the public header names no
 // test (no test peer as its friend; issue 23), and the library keeps no
 // accessor that only tests would use. So the engine is found the way the
-// library itself finds a timer's engine (Timer::Stop: node->home->engine()),
-// from the node that a callback of the wheel's own is running, as
-// Timer::Current gets it (Engine::CurrentTimer). The price: one timer, due at
-// once, runs on the wheel (Stats count it: one more scheduled and fired), and
-// when EngineOf returns it has run and the wheel is idle again, with nothing
-// pending. Call it before the test makes its own timers.
+// library itself finds the engine of the timer whose callback runs
+// (Timer::Current: Engine::Current), from a callback of the wheel's own. The
+// price: one timer, due at once, runs on the wheel (Stats count it: one more
+// scheduled and fired), and when EngineOf returns it has run and the wheel is
+// idle again, with nothing pending. Call it before the test makes its own
+// timers.
 inline internal::Engine* EngineOf(TimingWheel& wheel) {
   struct Found {
     Event ran;
@@ -282,7 +284,7 @@ inline internal::Engine* EngineOf(TimingWheel& wheel) {
   // Shared with the callback, which may outlive a failed wait.
   auto found = std::make_shared<Found>();
   absl::StatusOr<Timer> probe = wheel.AfterFunc(absl::ZeroDuration(), [found] {
-    found->engine.store(internal::Engine::CurrentTimer()->home->engine());
+    found->engine.store(internal::Engine::Current());
     found->ran.Notify();
   });
   if (!probe.ok()) {

@@ -76,6 +76,7 @@
 namespace timingwheel {
 
 namespace internal {
+class NodeHome;
 class TimerNode;
 }  // namespace internal
 
@@ -224,10 +225,15 @@ class TIMINGWHEEL_EXPORT Timer {
 
  private:
   friend class TimingWheel;
-  // Adopts one reference to `node` (not null).
-  explicit Timer(internal::TimerNode* node);
+  // Adopts one reference to `node` (not null) and counts itself in `home`,
+  // the calling thread's home in the node's engine.
+  Timer(internal::TimerNode* node, internal::NodeHome* home);
 
+  // Two pointers (16 bytes): the node, and where the handle counts itself,
+  // which also names the node's engine. A copy takes a reference and a
+  // count (two uncontended atomic adds); a move copies the two pointers.
   internal::TimerNode* node_;
+  internal::NodeHome* home_;
 };
 
 }  // namespace timingwheel

@@ -141,14 +141,16 @@
 #define TIMINGWHEEL_TIMINGWHEEL_H_
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "timingwheel/callback.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/export.h"
 #include "timingwheel/metrics_text.h"
@@ -163,14 +165,12 @@ namespace internal {
 class Engine;
 class TimerNode;
 
-// `f` as a callback, empty when `f` is: an AnyInvocable made from an empty
-// std::function is not empty, and would throw std::bad_function_call on a
-// worker.
-template <class R>
-absl::AnyInvocable<void()> FromFunction(std::function<R()> f) {
-  if (!f) return nullptr;
-  return absl::AnyInvocable<void()>(std::move(f));
-}
+// The most a TimingWheel keeps of a callable in its pool's memory: in the
+// node itself up to 16 bytes, else in a second block of the pool (64
+// bytes, lib/timer_state.h); a bigger one goes to the heap once.
+inline constexpr size_t kWheelBlockCallable = 64;
+template <class Fn>
+using WheelCallable = Callable<Fn, kWheelBlockCallable>;
 }  // namespace internal
 
 class TIMINGWHEEL_EXPORT TimingWheel {
@@ -193,19 +193,28 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // Runs `f` once on a worker thread after `d`: never before `d` by the
   // wheel's clock; `d <= 0` runs it as soon as possible, still on a worker,
   // never inline. Thread-safe, also from callbacks.
-  // `f` is any callable, move-only ones included; an empty one (nullptr, a
-  // null function pointer, an empty AnyInvocable or std::function) is an error
-  // here rather than a throw on a worker.
+  // `f` is any callable `void()`, move-only ones included; an empty one
+  // (nullptr, a null function pointer, an empty AnyInvocable or
+  // std::function) is an error here rather than a throw on a worker. Where
+  // it is kept: a callable of at most 16 bytes (a lambda capturing two
+  // pointers, `[this, id]`) inside the timer's node, 64 bytes on x86-64;
+  // one of at most 64 bytes (an absl::AnyInvocable, a std::function, a
+  // lambda capturing up to eight pointers) in a second block of the wheel's
+  // pool; a bigger one, or one aligned beyond a pointer or whose move may
+  // throw, is moved to the heap once. Only the pool's blocks are taken on
+  // the way, from the calling thread's cache: no malloc.
   // Errors: InvalidArgument (empty `f`; infinite `d`; a deadline past the
   // supported range, about 292 years from the wheel's start: every finite `d`
   // up to 100 years works), FailedPrecondition (after Shutdown),
   // ResourceExhausted (`max_pending` timers are pending).
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<Timer> AfterFunc(absl::Duration d, F&& f) {
+    internal::WheelCallable<std::decay_t<F>> callable(std::in_place,
+                                                      std::forward<F>(f));
+    return ScheduleAfter(d, callable.Ref());
+  }
   absl::StatusOr<Timer> AfterFunc(absl::Duration d,
                                   absl::AnyInvocable<void()> f);
-  template <class R>
-  absl::StatusOr<Timer> AfterFunc(absl::Duration d, std::function<R()> f) {
-    return AfterFunc(d, internal::FromFunction(std::move(f)));
-  }
   template <class Rep, class Period, class F>
   absl::StatusOr<Timer> AfterFunc(std::chrono::duration<Rep, Period> d, F&& f) {
     return AfterFunc(absl::FromChrono(d), std::forward<F>(f));
@@ -219,12 +228,14 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // ScheduleFunc(FixedRate(period), f), with errors naming Every.
   // Errors: as AfterFunc, and InvalidArgument for a `period` not finite and
   // > 0.
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<Timer> Every(absl::Duration period, F&& f) {
+    internal::WheelCallable<std::decay_t<F>> callable(std::in_place,
+                                                      std::forward<F>(f));
+    return ScheduleEvery(period, callable.Ref());
+  }
   absl::StatusOr<Timer> Every(absl::Duration period,
                               absl::AnyInvocable<void()> f);
-  template <class R>
-  absl::StatusOr<Timer> Every(absl::Duration period, std::function<R()> f) {
-    return Every(period, internal::FromFunction(std::move(f)));
-  }
   template <class Rep, class Period, class F>
   absl::StatusOr<Timer> Every(std::chrono::duration<Rep, Period> period,
                               F&& f) {
@@ -241,16 +252,16 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // Errors: as AfterFunc; the factory's error when `scheduler` holds one;
   // InvalidArgument for a null scheduler, one that ends before the first run,
   // or a first delay past the supported range.
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<Timer> ScheduleFunc(
+      absl::StatusOr<std::unique_ptr<Scheduler>> scheduler, F&& f) {
+    internal::WheelCallable<std::decay_t<F>> callable(std::in_place,
+                                                      std::forward<F>(f));
+    return ScheduleWith(std::move(scheduler), callable.Ref());
+  }
   absl::StatusOr<Timer> ScheduleFunc(
       absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
       absl::AnyInvocable<void()> f);
-  template <class R>
-  absl::StatusOr<Timer> ScheduleFunc(
-      absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
-      std::function<R()> f) {
-    return ScheduleFunc(std::move(scheduler),
-                        internal::FromFunction(std::move(f)));
-  }
 
   // Timers scheduled and not yet fired (callback started) or stopped; a
   // periodic timer counts until stopped. 0 after Shutdown. Thread-safe.
@@ -309,13 +320,14 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // clock use AtClockTime. Thread-safe, also from callbacks. `f` as for
   // AfterFunc. Errors: as AfterFunc, and InvalidArgument when the wheel's
   // clock is not SteadyClock().
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<Timer> At(std::chrono::steady_clock::time_point when, F&& f) {
+    internal::WheelCallable<std::decay_t<F>> callable(std::in_place,
+                                                      std::forward<F>(f));
+    return ScheduleSteady(when, callable.Ref());
+  }
   absl::StatusOr<Timer> At(std::chrono::steady_clock::time_point when,
                            absl::AnyInvocable<void()> f);
-  template <class R>
-  absl::StatusOr<Timer> At(std::chrono::steady_clock::time_point when,
-                           std::function<R()> f) {
-    return At(when, internal::FromFunction(std::move(f)));
-  }
 
   // The same at `when`, a reading of the wheel's own clock: a time since the
   // clock's origin as its `Clock::Now()` returns it, e.g.
@@ -323,18 +335,31 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // years before the wheel's start is a deadline of that. Errors: as
   // AfterFunc (InvalidArgument for an infinite `when`, or one past the
   // supported range, about 292 years after the wheel's start).
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<Timer> AtClockTime(absl::Duration when, F&& f) {
+    internal::WheelCallable<std::decay_t<F>> callable(std::in_place,
+                                                      std::forward<F>(f));
+    return ScheduleAtClock(when, callable.Ref());
+  }
   absl::StatusOr<Timer> AtClockTime(absl::Duration when,
                                     absl::AnyInvocable<void()> f);
-  template <class R>
-  absl::StatusOr<Timer> AtClockTime(absl::Duration when, std::function<R()> f) {
-    return AtClockTime(when, internal::FromFunction(std::move(f)));
-  }
 
  private:
   explicit TimingWheel(internal::Engine* engine);
+  // The members above, once the callable is ready for a node.
+  absl::StatusOr<Timer> ScheduleAfter(absl::Duration d,
+                                      internal::CallbackRef f);
+  absl::StatusOr<Timer> ScheduleEvery(absl::Duration period,
+                                      internal::CallbackRef f);
+  absl::StatusOr<Timer> ScheduleWith(
+      absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
+      internal::CallbackRef f);
+  absl::StatusOr<Timer> ScheduleSteady(
+      std::chrono::steady_clock::time_point when, internal::CallbackRef f);
+  absl::StatusOr<Timer> ScheduleAtClock(absl::Duration when,
+                                        internal::CallbackRef f);
   // The handle for a node the engine made, or the engine's error.
-  static absl::StatusOr<Timer> ToTimer(
-      absl::StatusOr<internal::TimerNode*> node);
+  absl::StatusOr<Timer> ToTimer(absl::StatusOr<internal::TimerNode*> node);
 
   internal::Engine* const engine_;  // One reference, released by ~TimingWheel.
 };
