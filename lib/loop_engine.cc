@@ -42,6 +42,7 @@ LoopEngine::LoopEngine(LoopOptions options)
       max_pending_(options.max_pending),
       small_nodes_(kSmallLoopBlock, options.spare_timers),
       wide_nodes_(kWideLoopBlock, options.spare_timers),
+      periodic_nodes_(kPeriodicLoopBlock, options.spare_timers),
       core_(options.wheel_size) {}
 
 void LoopEngine::CheckThreadSlow(const char* what) {
@@ -168,7 +169,8 @@ LoopTimer LoopEngine::NewArmed(CallbackRef f,
                                int64_t deadline_ns) {
   LoopNode* node;
   if (scheduler != nullptr) {
-    node = new PeriodicLoopNode(f.ops, std::move(scheduler));
+    node = new (periodic_nodes_.Allocate())
+        PeriodicLoopNode(f.ops, std::move(scheduler));
   } else if (f.ops->size <= LoopNode::kSmallCallable) {
     node =
         new (small_nodes_.Allocate()) LoopNode(LoopNode::Kind::kSmall, f.ops);
@@ -218,7 +220,8 @@ void LoopEngine::Destroy(LoopNode* node) {
       wide_nodes_.Free(node);
       break;
     case LoopNode::Kind::kPeriodic:
-      delete static_cast<PeriodicLoopNode*>(node);
+      static_cast<PeriodicLoopNode*>(node)->~PeriodicLoopNode();
+      periodic_nodes_.Free(node);
       break;
   }
   UnrefEngine();

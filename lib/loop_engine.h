@@ -177,6 +177,7 @@ class LoopEngine {
   // LoopOptions::spare_timers free blocks and gives back the rest.
   LoopNodePool small_nodes_;
   LoopNodePool wide_nodes_;
+  LoopNodePool periodic_nodes_;
   WheelCore core_;
   // The due timers, in order: RunDue runs [due_next_, end) (a null was
   // stopped), Advance and Arm append (each node's `index` its position).

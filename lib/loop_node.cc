@@ -6,7 +6,8 @@
 #include <sys/mman.h>
 
 #include <cstdint>
-#include <new>
+
+#include "node_arena.h"
 
 namespace timingwheel::internal {
 
@@ -20,7 +21,7 @@ LoopNodePool::LoopNodePool(size_t block_size, int64_t spare_blocks)
 LoopNodePool::~LoopNodePool() {
   for (Chunk* chunk : chunks_) {
     ASAN_UNPOISON_MEMORY_REGION(chunk, kChunkBytes);
-    munmap(chunk, kChunkBytes);
+    NodeArena::Get().Unmap(chunk, kChunkBytes);
   }
 }
 
@@ -56,16 +57,10 @@ void LoopNodePool::ReleaseIfSpare(Chunk* chunk) {
 }
 
 void LoopNodePool::NewChunk() {
-  // Maps twice the chunk, then keeps the part aligned to kChunkBytes.
-  void* mapped = mmap(nullptr, 2 * kChunkBytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapped == MAP_FAILED) throw std::bad_alloc();
-  const uintptr_t misalignment =
-      reinterpret_cast<uintptr_t>(mapped) & (kChunkBytes - 1);
-  const size_t head = misalignment == 0 ? 0 : kChunkBytes - misalignment;
-  char* begin = static_cast<char*>(mapped) + head;
-  if (head > 0) munmap(mapped, head);
-  munmap(begin + kChunkBytes, kChunkBytes - head);
+  // In the node arena (so that the core can name a node by 32 bits),
+  // aligned to kChunkBytes (so that a block finds its chunk's header).
+  char* begin =
+      static_cast<char*>(NodeArena::Get().Map(kChunkBytes, kChunkBytes));
   // Every chunk but the first asks for huge pages: a cascade or a run of due
   // timers walks nodes that lie far apart (a bucket's timers were made among
   // a million others), and with 4 KiB pages each node is a TLB miss as well
@@ -93,7 +88,7 @@ void LoopNodePool::Release(Chunk* chunk) {
   chunks_.pop_back();
   if (current_ == chunk) current_ = nullptr;
   ASAN_UNPOISON_MEMORY_REGION(chunk, kChunkBytes);
-  munmap(chunk, kChunkBytes);
+  NodeArena::Get().Unmap(chunk, kChunkBytes);
   UpdateReleaseBelow();
 }
 

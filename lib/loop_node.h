@@ -19,10 +19,11 @@
 // and moves without throwing; any other is boxed on the heap by the template
 // that takes it (loop_wheel.h: internal::LoopCallable), leaving an 8-byte
 // pointer inline. A periodic timer's node (kPeriodic) also holds its
-// scheduler; periodic timers are few, so it comes from the heap.
+// scheduler, in a block of a pool of its own (80 bytes).
 //
 // The pool is the engine's alone (one owner, the loop's thread: no lock, no
-// thread cache). Its memory comes in chunks of 4 MiB, each mapped at a 4 MiB
+// thread cache). Its memory comes in chunks of 4 MiB, each mapped in the
+// node arena (node_arena.h: the core names nodes by 32 bits) at a 4 MiB
 // boundary: a block finds its chunk by masking its address, and the chunk's
 // first block holds the chunk's header (its free list and live count).
 // Blocks are carved lazily, so a small wheel touches only the pages it uses.
@@ -115,6 +116,9 @@ struct PeriodicLoopNode : LoopNode {
   alignas(alignof(void*)) unsigned char room[kWideCallable];
   const std::unique_ptr<Scheduler> scheduler;
 };
+
+inline constexpr size_t kPeriodicLoopBlock =
+    (sizeof(PeriodicLoopNode) + 15) / 16 * 16;
 
 class LoopNodePool {
  public:

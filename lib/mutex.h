@@ -40,8 +40,12 @@
 //                   (node_pool.cc)           goes back to its pool
 //                                            (GiveBack); the fork handlers
 //                                            hold every depot at once
-//   kNodeDepot      NodePool::mu_            nothing (leaf); declared: another
-//                                            depot, under kNodeRegistry (fork)
+//   kNodeDepot      NodePool::mu_            kNodeArena: a new region;
+//   declared:
+//                                            another depot, under kNodeRegistry
+//                                            (fork)
+//   kNodeArena      NodeArena::mu_           nothing (leaf): a range of the
+//                   (node_arena.h)           arena mapped or given back
 //   kNodeGiveBack   the give-back thread's   nothing (leaf): a pool queues
 //                   queue (node_pool.cc)     its leftover give-back work, also
 //                                            when a cache goes back (under
@@ -111,6 +115,7 @@ enum class LockRank : uint8_t {
   kRequests,
   kNodeRegistry,
   kNodeDepot,
+  kNodeArena,
   kNodeGiveBack,
   kPool,
   kStash,
@@ -141,8 +146,9 @@ inline constexpr LockRankInfo kLockTable[kLockRanks] = {
     {LockRank::kCancelAll, "kCancelAll (Engine::cancel_all_mu_)", true, {}},
     {LockRank::kRequests, "kRequests (Advancer::request_mu_)", true, {}},
     {LockRank::kNodeRegistry, "kNodeRegistry (NodePool's registry)", false, {}},
-    {LockRank::kNodeDepot, "kNodeDepot (NodePool::mu_)", true,
+    {LockRank::kNodeDepot, "kNodeDepot (NodePool::mu_)", false,
      LockRank::kNodeRegistry},
+    {LockRank::kNodeArena, "kNodeArena (NodeArena::mu_)", true, {}},
     {LockRank::kNodeGiveBack,
      "kNodeGiveBack (the give-back thread's queue)",
      true,

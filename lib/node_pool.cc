@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "node_arena.h"
+
 namespace timingwheel::internal {
 namespace {
 
@@ -51,6 +53,9 @@ class Registry {
  public:
   static Registry& Get() {
     static auto* registry = [] {
+      // The arena's fork handlers first, so that its prepare handler runs
+      // after this one's (the arena's lock is inner to the depots').
+      NodeArena::Get();
       auto* created = new Registry;
       pthread_atfork(&BeforeFork, &AfterFork, &AfterForkInChild);
       return created;
@@ -233,7 +238,7 @@ NodePool::~NodePool() {
   for (const Region& region : regions_) {
     // Unpoisoned first: the addresses may serve other memory next.
     UnpoisonBlock(region.begin, region.bytes);
-    munmap(region.begin, region.bytes);
+    NodeArena::Get().Unmap(region.begin, region.bytes);
   }
 }
 
@@ -473,10 +478,8 @@ void NodePool::MapRegion() {
       1,
       std::min<int32_t>(kMaxRegionSlabs, static_cast<int32_t>(slabs_.size())));
   const size_t bytes = static_cast<size_t>(slabs) * slab_bytes_;
-  void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapped == MAP_FAILED) throw std::bad_alloc();
-  char* begin = static_cast<char*>(mapped);
+  // In the node arena, so that the core can name a node by 32 bits.
+  char* begin = static_cast<char*>(NodeArena::Get().Map(bytes));
   const Region region{begin, bytes, static_cast<int32_t>(slabs_.size())};
   regions_.insert(std::upper_bound(regions_.begin(), regions_.end(), region,
                                    [](const Region& a, const Region& b) {

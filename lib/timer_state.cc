@@ -11,33 +11,41 @@ namespace timingwheel::internal {
 
 TimerNode* TimerNode::New(NodePool* pool, CallbackRef f,
                           std::unique_ptr<Scheduler> scheduler, int32_t refs) {
-  // A callable beyond the room takes a block of its own; the call site
-  // boxed anything bigger than a block (callback.h). Either allocation may
-  // throw std::bad_alloc, before anything is moved.
-  void* block = f.ops->size > kRoom ? pool->Allocate() : nullptr;
+  // The callable goes to the room, to a block of its own (the call site
+  // boxed anything bigger than a block: callback.h), or, for a periodic
+  // timer, after its state on the heap.
+  Storage storage = Storage::kRoom;
+  void* extra = nullptr;
+  if (scheduler != nullptr) {
+    storage = Storage::kPeriodic;
+    extra = ::operator new(PeriodicState::kCallableOffset + f.ops->size);
+    new (extra) PeriodicState(std::move(scheduler));
+  } else if (f.ops->size > kRoom) {
+    storage = Storage::kBlock;
+    extra = pool->Allocate();
+  }
+  void* memory;
   try {
-    if (scheduler != nullptr) {
-      return new PeriodicNode(f, block, std::move(scheduler), refs);
-    }
-    return new (pool->Allocate()) TimerNode(f, block, /*periodic=*/false, refs);
+    memory = pool->Allocate();
   } catch (...) {
-    if (block != nullptr) pool->Free(block);
+    if (storage == Storage::kPeriodic) {
+      static_cast<PeriodicState*>(extra)->~PeriodicState();
+      ::operator delete(extra);
+    } else if (storage == Storage::kBlock) {
+      pool->Free(extra);
+    }
     throw;
   }
+  return new (memory) TimerNode(f, storage, extra, refs);
 }
 
-TimerNode::TimerNode(CallbackRef f, void* block, bool periodic, int32_t refs)
+TimerNode::TimerNode(CallbackRef f, Storage storage, void* extra, int32_t refs)
     : state(MakeStateWord(0, State::kPending)),
       ops_(f.ops),
       refs_(refs),
-      periodic_(periodic),
-      in_block_(block != nullptr) {
-  void* to = room_;
-  if (in_block_) {
-    to = block;
-    std::memcpy(room_, &block, sizeof(block));
-  }
-  f.ops->move_to(f.callable, to);
+      storage_(storage) {
+  if (storage_ != Storage::kRoom) std::memcpy(room_, &extra, sizeof(extra));
+  f.ops->move_to(f.callable, Callable());
 }
 
 void TimerNode::DestroyCallback(NodePool* pool) noexcept {
@@ -45,7 +53,7 @@ void TimerNode::DestroyCallback(NodePool* pool) noexcept {
   if (ops == nullptr) return;
   void* callable = Callable();
   if (ops->destroy != nullptr) ops->destroy(callable);
-  if (in_block_) pool->Free(callable);
+  if (storage_ == Storage::kBlock) pool->Free(callable);
 }
 
 void TimerNode::Unref(NodePool* pool) {
@@ -58,9 +66,10 @@ void TimerNode::Unref(NodePool* pool) {
     return;
   }
   DestroyCallback(pool);
-  if (periodic_) {
-    delete static_cast<PeriodicNode*>(this);
-    return;
+  if (periodic()) {
+    PeriodicState* periodic = &periodic_state();
+    periodic->~PeriodicState();
+    ::operator delete(periodic);
   }
   this->~TimerNode();
   pool->Free(this);

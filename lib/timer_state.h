@@ -220,10 +220,11 @@ constexpr State EndOfRun(State running) {
 //   40      4    refs
 //   44      1    mu               the node lock (Reset, re-arm)
 //   45      1    has_rearm
-//   46      1    periodic         a PeriodicNode (heap, with its scheduler)
-//   47      1    in_block         the callable lives in a second block
+//   46      1    storage          where the callable is: the room, a second
+//                                 block, or a periodic timer's state
+//   47      1    (padding)
 //   48     16    room             the callable (kRoom bytes), or a pointer
-//                                 to the second block that holds it
+//                                 to where it is
 //
 // 64 bytes, one cache line: the pool's block. A callable of at most kRoom
 // bytes (a lambda capturing two pointers, `[this, id]`) lives in the room;
@@ -231,7 +232,10 @@ constexpr State EndOfRun(State running) {
 // up to eight pointers) in a second block of the same pool, taken from the
 // same thread cache; a bigger one was boxed on the heap by the call site
 // (callback.h). Nothing a periodic timer alone needs is in a one-shot node:
-// the scheduler and the run count are a PeriodicNode's.
+// a periodic timer's node (from the same pool) points to its
+// PeriodicState on the heap, which holds its scheduler, its run count and
+// its callable. Every node is in the node arena (node_arena.h), so the
+// core may name it by 32 bits.
 //
 // Which node a handle's engine is: no node says. A Timer keeps its node's
 // home (NodeHome) itself, and every other holder of a node knows its engine
@@ -240,9 +244,10 @@ class TimerNode : public CoreNode {
  public:
   // The callable kept in the node itself.
   static constexpr size_t kRoom = 16;
-  // A new node from `pool` (a PeriodicNode from the heap when `scheduler`
-  // is not null), in kPending, generation 0, with `refs` references for
-  // the caller, holding the callable of `f` (not empty).
+  // A new node from `pool` (periodic when `scheduler` is not null), in
+  // kPending, generation 0, with `refs` references for the caller, holding
+  // the callable of `f` (not empty). Throws std::bad_alloc, having moved
+  // nothing, when there is no memory.
   static TimerNode* New(NodePool* pool, CallbackRef f,
                         std::unique_ptr<Scheduler> scheduler = nullptr,
                         int32_t refs = 1);
@@ -326,8 +331,8 @@ class TimerNode : public CoreNode {
   SpinLock mu{LockRank::kNode};
   bool has_rearm ABSL_GUARDED_BY(mu) = false;
 
-  // Made by Every or ScheduleFunc: the node is a PeriodicNode.
-  bool periodic() const { return periodic_; }
+  // Made by Every or ScheduleFunc.
+  bool periodic() const { return storage_ == Storage::kPeriodic; }
   // The periodic timer's scheduler; called only by the worker that ran the
   // callback. Precondition: periodic().
   Scheduler& scheduler();
@@ -339,23 +344,72 @@ class TimerNode : public CoreNode {
   // so runs of one timer never count at once. Precondition: periodic().
   void CountRun();
 
- protected:
-  // `block`: a block of the pool for a callable beyond kRoom, else null.
-  TimerNode(CallbackRef f, void* block, bool periodic, int32_t refs);
-  ~TimerNode() = default;
+  // A periodic timer's state (below).
+  struct PeriodicState;
 
  private:
-  void* Callable() {
-    if (!in_block_) return room_;
-    void* block;
-    std::memcpy(&block, room_, sizeof(block));
-    return block;
-  }
+  // Where the callable is.
+  enum class Storage : uint8_t { kRoom, kBlock, kPeriodic };
 
-  const bool periodic_;
-  const bool in_block_;
+  // `extra`: the second block (kBlock) or the PeriodicState (kPeriodic).
+  TimerNode(CallbackRef f, Storage storage, void* extra, int32_t refs);
+  ~TimerNode() = default;
+
+  void* Extra() const {
+    void* extra;
+    std::memcpy(&extra, room_, sizeof(extra));
+    return extra;
+  }
+  PeriodicState& periodic_state() const {
+    return *static_cast<PeriodicState*>(Extra());
+  }
+  void* Callable();
+
+  const Storage storage_;
   alignas(alignof(void*)) unsigned char room_[kRoom];
 };
+
+// What a periodic timer has beyond a one-shot one, on the heap (periodic
+// timers are few): its scheduler, its run count and, right after, its
+// callable.
+struct TimerNode::PeriodicState {
+  static constexpr size_t kCallableOffset = 32;
+
+  explicit PeriodicState(std::unique_ptr<Scheduler> scheduler)
+      : scheduler(std::move(scheduler)) {}
+  void* callable() { return reinterpret_cast<char*>(this) + kCallableOffset; }
+
+  const std::unique_ptr<Scheduler> scheduler;
+  std::atomic<int64_t> runs{0};  // written by the worker that runs it
+};
+static_assert(sizeof(TimerNode::PeriodicState) <=
+                  TimerNode::PeriodicState::kCallableOffset,
+              "the callable follows the state");
+
+inline void* TimerNode::Callable() {
+  switch (storage_) {
+    case Storage::kRoom:
+      return room_;
+    case Storage::kBlock:
+      return Extra();
+    case Storage::kPeriodic:
+      return periodic_state().callable();
+  }
+  return room_;
+}
+
+inline Scheduler& TimerNode::scheduler() { return *periodic_state().scheduler; }
+
+inline int64_t TimerNode::runs() const {
+  if (!periodic()) return 0;
+  return periodic_state().runs.load(std::memory_order_relaxed);
+}
+
+inline void TimerNode::CountRun() {
+  std::atomic<int64_t>& runs = periodic_state().runs;
+  runs.store(runs.load(std::memory_order_relaxed) + 1,
+             std::memory_order_relaxed);
+}
 
 static_assert(sizeof(TimerNode) >= kWheelBlockCallable,
               "a callable the call site keeps inline fits a block");
@@ -363,39 +417,6 @@ static_assert(sizeof(TimerNode) >= kWheelBlockCallable,
 #ifdef NDEBUG
 static_assert(sizeof(TimerNode) == 64, "the node, as drawn above");
 #endif
-
-// A periodic timer's node: a TimerNode and the scheduler that gives the delay
-// to each next run. Its memory comes from the heap, not the engine's pool, so
-// that the one-shot nodes, which are nearly all of them, do not carry the
-// scheduler's pointer (the pool's blocks are all of one size).
-class PeriodicNode final : public TimerNode {
- private:
-  friend class TimerNode;
-  PeriodicNode(CallbackRef f, void* block, std::unique_ptr<Scheduler> scheduler,
-               int32_t refs)
-      : TimerNode(f, block, /*periodic=*/true, refs),
-        scheduler_(std::move(scheduler)) {}
-  ~PeriodicNode() = default;
-
-  const std::unique_ptr<Scheduler> scheduler_;
-  std::atomic<int64_t> runs_{0};  // written by the worker that runs it
-};
-
-inline Scheduler& TimerNode::scheduler() {
-  return *static_cast<PeriodicNode*>(this)->scheduler_;
-}
-
-inline int64_t TimerNode::runs() const {
-  if (!periodic_) return 0;
-  return static_cast<const PeriodicNode*>(this)->runs_.load(
-      std::memory_order_relaxed);
-}
-
-inline void TimerNode::CountRun() {
-  std::atomic<int64_t>& runs = static_cast<PeriodicNode*>(this)->runs_;
-  runs.store(runs.load(std::memory_order_relaxed) + 1,
-             std::memory_order_relaxed);
-}
 
 // One due arm of a timer, on its way to a worker: the node, the generation it
 // was dispatched with (a task of an older arm does nothing) and that arm's

@@ -87,9 +87,11 @@ const std::vector<std::vector<LockRank>>& TableNestings() {
       {LockRank::kNodeRegistry, LockRank::kNodeDepot},
       // ... and queues the give-back work its magazines left.
       {LockRank::kNodeRegistry, LockRank::kNodeGiveBack},
-      // The fork handler holds every depot.
+      // The fork handlers hold every depot, then the node arena.
       {LockRank::kNodeRegistry, LockRank::kNodeDepot, LockRank::kNodeDepot,
-       LockRank::kNodeDepot},
+       LockRank::kNodeDepot, LockRank::kNodeArena},
+      // A depot maps a region of the arena.
+      {LockRank::kNodeDepot, LockRank::kNodeArena},
       // A test's lock held while calling the library.
       {LockRank::kOutsideLibrary, LockRank::kShutdown},
       {LockRank::kOutsideLibrary, LockRank::kCancelAll},
@@ -175,8 +177,8 @@ TEST(LockOrderTest, EveryNestingReversedAborts) {
 
 TEST(LockOrderTest, NothingIsTakenUnderALeaf) {
   SKIP_UNLESS_CHECKED();
-  EXPECT_DEATH(LockChain({LockRank::kNodeDepot, LockRank::kPool}),
-               "taking kPool .* while holding kNodeDepot .*, a leaf");
+  EXPECT_DEATH(LockChain({LockRank::kNodeArena, LockRank::kPool}),
+               "taking kPool .* while holding kNodeArena .*, a leaf");
   EXPECT_DEATH(LockChain({LockRank::kStash, LockRank::kNode}),
                "taking kNode .* while holding kStash .*, a leaf");
   EXPECT_DEATH(LockChain({LockRank::kShutdown, LockRank::kRequests}),
