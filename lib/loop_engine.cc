@@ -200,7 +200,7 @@ void LoopEngine::Arm(LoopNode* node, int64_t deadline_ns) {
   const int64_t tick = deadline_ns > 0 ? by_tick_.Ceil(deadline_ns) : 0;
   if (core_.Add(node, tick)) return;
   node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
-  node->index = static_cast<uint32_t>(due_.size());
+  node->next = static_cast<uint32_t>(due_.size());
   due_.push_back(node);
 }
 

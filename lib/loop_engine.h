@@ -153,7 +153,7 @@ class LoopEngine {
   // Takes a kPending node out of the core or `due_`.
   void Unlink(LoopNode* node) {
     if (node->in_due) {
-      due_[node->index] = nullptr;  // RunDue skips it
+      due_[node->due_index()] = nullptr;  // RunDue skips it
       node->in_due = false;
     } else {
       core_.Remove(node);

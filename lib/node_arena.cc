@@ -64,8 +64,14 @@ void* NodeArena::Map(size_t bytes, size_t align) {
 
 void NodeArena::Unmap(void* begin, size_t bytes) {
   // Back to reserved address space: the pages go, the range stays ours.
-  mmap(begin, bytes, PROT_NONE,
-       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  void* reserved =
+      mmap(begin, bytes, PROT_NONE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (reserved == MAP_FAILED) {
+    // Refused (the process's count of mappings): the pages go all the same,
+    // and the range stays writable until it is mapped again.
+    madvise(begin, bytes, MADV_DONTNEED);
+  }
   size_t offset = static_cast<size_t>(static_cast<char*>(begin) - base_);
   MutexLock lock(&mu_);
   auto next = free_.lower_bound(offset);

@@ -67,12 +67,13 @@ class NodeArena {
   void Unmap(void* begin, size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The 32-bit name of memory at `address` in the arena, aligned to kUnit
-  // (never 0: the arena's first grain is never mapped), and back.
-  uint32_t LinkOf(const void* address) const {
+  // (never 0: the arena's first grain is never mapped), and back. Static:
+  // only a range Map gave has a name, so the arena exists.
+  static uint32_t LinkOf(const void* address) {
     return static_cast<uint32_t>((static_cast<const char*>(address) - base_) /
                                  kUnit);
   }
-  void* At(uint32_t link) const { return base_ + size_t{link} * kUnit; }
+  static void* At(uint32_t link) { return base_ + size_t{link} * kUnit; }
 
   // Bytes reserved (kMaxBytes, or less where the system refused it).
   size_t reserved() const { return reserved_; }
@@ -83,7 +84,8 @@ class NodeArena {
   static void BeforeFork();
   static void AfterFork();
 
-  char* base_ = nullptr;
+  // Set once, by the constructor, before any range is handed out.
+  static inline char* base_ = nullptr;
   size_t reserved_ = 0;
   Mutex mu_{LockRank::kNodeArena};
   // Free ranges: offset from base_ -> bytes.

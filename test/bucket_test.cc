@@ -1,17 +1,24 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Tests of core/bucket.h: a NodeVector's order, its O(1) Erase through the
-// node's own index, TakeOver moving timers without touching them, and its
-// memory going back once the timers are gone (from malloc, or mapped).
+// Tests of core/bucket.h: a NodeList gives its nodes back first in, first
+// out across its strands (each strand in order once an Erase came between);
+// Erase takes out a node at either end of its strand or inside it, in O(1) from
+// the node alone (its list found through the table of lists by id); TakeOver
+// moves timers without touching them; and under random churn every node stays
+// findable and none is lost.
 
 #include "core/bucket.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <list>
+#include <memory>
 #include <random>
 #include <vector>
 
+#include "arena_nodes.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -19,149 +26,168 @@ namespace timingwheel::internal {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 
-struct TestNode : CoreNode {
+struct TestNode : CoreNode, InArena {
   int id = 0;
 };
 
-std::vector<int> PopAll(NodeVector* vector) {
+// `n` nodes named 0 to n - 1.
+std::vector<TestNode*> NewNodes(int n) {
+  std::vector<TestNode*> nodes;
+  for (int i = 0; i < n; ++i) {
+    nodes.push_back(new TestNode);
+    nodes.back()->id = i;
+  }
+  return nodes;
+}
+
+std::vector<int> PopAll(NodeList* list) {
   std::vector<int> ids;
-  while (!vector->empty()) {
-    CoreNode* node = vector->PopFront();
+  while (!list->empty()) {
+    CoreNode* node = list->PopFront();
     EXPECT_FALSE(node->linked());
     ids.push_back(static_cast<TestNode*>(node)->id);
   }
   return ids;
 }
 
-TEST(NodeVectorTest, FirstInFirstOutAndEachNodeKnowsItsPlace) {
-  NodeVector vector(7);
-  std::vector<TestNode> nodes(4);
-  for (int i = 0; i < 4; ++i) {
-    nodes[i].id = i;
-    vector.Push(&nodes[i]);
-    EXPECT_EQ(nodes[i].holder, 7u);
-    EXPECT_EQ(nodes[i].index, static_cast<uint32_t>(i));
-  }
-  EXPECT_EQ(vector.size(), 4u);
-  EXPECT_THAT(PopAll(&vector), ElementsAre(0, 1, 2, 3));
-}
-
-TEST(NodeVectorTest, EraseMovesTheLastIntoTheHoleEvenAfterPops) {
-  NodeVector vector(1);
-  std::vector<TestNode> nodes(5);
-  for (int i = 0; i < 5; ++i) {
-    nodes[i].id = i;
-    vector.Push(&nodes[i]);
-  }
-  EXPECT_EQ(static_cast<TestNode*>(vector.PopFront())->id, 0);
-  vector.Erase(&nodes[2]);
-  EXPECT_FALSE(nodes[2].linked());
-  EXPECT_EQ(nodes[4].index, 2u) << "the last took the hole";
-  vector.Erase(&nodes[4]);  // the one that moved
-  EXPECT_EQ(vector.size(), 2u);
-  EXPECT_THAT(PopAll(&vector), ElementsAre(1, 3));
-  EXPECT_EQ(vector.Ahead(0), nullptr);
-}
-
-TEST(NodeVectorTest, TakeOverTradesTimersAndIdsWithoutTouchingThem) {
-  NodeVector bucket(3);
-  NodeVector flush(9);
-  std::vector<TestNode> nodes(3);
-  for (int i = 0; i < 3; ++i) {
-    nodes[i].id = i;
-    bucket.Push(&nodes[i]);
-  }
-  bucket.PopFront();
-  flush.TakeOver(&bucket);
-  EXPECT_TRUE(bucket.empty());
-  EXPECT_EQ(bucket.id(), 9u);
-  EXPECT_EQ(flush.id(), 3u) << "the nodes' holder id now names the flush";
-  EXPECT_EQ(nodes[1].holder, flush.id());
-  flush.Erase(&nodes[2]);
-  EXPECT_THAT(PopAll(&flush), ElementsAre(1));
-}
-
-// Random pushes, pops and erases against a reference set: nothing lost or
-// doubled, and every node's index stays where it is, across shrinks.
-TEST(NodeVectorTest, RandomChurnKeepsEveryNodeFindable) {
-  std::mt19937 rng(5);
-  std::vector<TestNode> nodes(5000);
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i].id = static_cast<int>(i);
-  NodeVector vector(0);
-  std::vector<int> held;
-  for (int step = 0; step < 200'000; ++step) {
-    const int what = static_cast<int>(rng() % 10);
-    TestNode& node = nodes[rng() % nodes.size()];
-    if (what < 4 && !node.linked()) {
-      vector.Push(&node);
-      held.push_back(node.id);
-    } else if (what < 8 && node.linked()) {
-      vector.Erase(&node);
-      held.erase(std::find(held.begin(), held.end(), node.id));
-    } else if (what == 8 && !vector.empty()) {
-      const int id = static_cast<TestNode*>(vector.PopFront())->id;
-      held.erase(std::find(held.begin(), held.end(), id));
-    }
-    ASSERT_EQ(vector.size(), held.size());
-  }
-  std::vector<int> left = PopAll(&vector);
-  std::sort(left.begin(), left.end());
-  std::sort(held.begin(), held.end());
-  EXPECT_EQ(left, held);
-}
-
-// A spike goes, and its memory with it: by Erase (a quarter left: half the
-// room goes) and by the last PopFront (at most kKeepCapacity stays).
-TEST(NodeVectorTest, ASpikeLeavesNoRoomBehind) {
-  std::vector<TestNode> nodes(100'000);
-  NodeVector erased(0);
-  NodeVector popped(1);
-  for (TestNode& node : nodes) erased.Push(&node);
-  for (size_t i = 0; i + 10 < nodes.size(); ++i) erased.Erase(&nodes[i]);
-  EXPECT_EQ(erased.size(), 10u);
-  EXPECT_LE(erased.capacity(), NodeVector::kKeepCapacity * 4);
-  for (size_t i = nodes.size() - 10; i < nodes.size(); ++i) {
-    erased.Erase(&nodes[i]);
-  }
-  EXPECT_TRUE(erased.empty());
-  for (TestNode& node : nodes) popped.Push(&node);
-  while (!popped.empty()) popped.PopFront();
-  EXPECT_LE(popped.capacity(), NodeVector::kKeepCapacity);
-}
-
-// Room past kMapBytes is mapped, grows and shrinks in place: the nodes stay
-// where they were, popped or not, and a drained vector holds no room.
-TEST(NodeVectorTest, MappedRoomKeepsEveryNodeThroughGrowthAndShrinking) {
-  constexpr size_t kMany = 4 * NodeVector::kMapBytes / sizeof(void*);
-  std::vector<TestNode> nodes(kMany);
-  NodeVector vector(2);
-  for (size_t i = 0; i < kMany; ++i) {
-    nodes[i].id = static_cast<int>(i);
-    vector.Push(&nodes[i]);
-    if (i == 1000) {
-      ASSERT_EQ(static_cast<TestNode*>(vector.PopFront())->id, 0);
+// A core's table of lists by id, for Erase.
+struct Lists {
+  explicit Lists(int n) : lists(static_cast<size_t>(n)) {
+    for (int i = 0; i < n; ++i) {
+      owned.push_back(std::make_unique<NodeList>(static_cast<uint32_t>(i)));
+      lists[static_cast<size_t>(i)] = owned.back().get();
     }
   }
-  EXPECT_GE(vector.capacity() * sizeof(void*), NodeVector::kMapBytes * 4);
-  for (int i = 1; i < 100; ++i) {
-    ASSERT_EQ(static_cast<TestNode*>(vector.PopFront())->id, i);
+  NodeList& operator[](int i) { return *lists[static_cast<size_t>(i)]; }
+  std::vector<std::unique_ptr<NodeList>> owned;
+  std::vector<NodeList*> lists;
+};
+
+TEST(NodeListTest, FirstInFirstOutAcrossTheStrands) {
+  Lists lists(1);
+  std::vector<TestNode*> nodes = NewNodes(40);  // more than the strands
+  for (TestNode* node : nodes) {
+    lists[0].Push(node);
+    EXPECT_TRUE(node->linked());
   }
-  EXPECT_EQ(vector.size(), kMany - 100);
-  NodeVector flush(3);
-  flush.TakeOver(&vector);
-  EXPECT_EQ(nodes[500].holder, flush.id());
-  // A vector not being popped gives room back as it empties.
-  NodeVector erased(4);
-  while (!flush.empty()) erased.Push(flush.PopFront());
-  EXPECT_EQ(flush.capacity(), 0u) << "drained: its room went back";
-  for (size_t i = 100; i + 10 < kMany; ++i) erased.Erase(&nodes[i]);
-  EXPECT_EQ(erased.size(), 10u);
-  EXPECT_LE(erased.capacity(), NodeVector::kKeepCapacity * 4);
-  std::vector<int> left = PopAll(&erased);
+  EXPECT_EQ(lists[0].size_bound(), 40u);
+  std::vector<int> expected(40);
+  for (int i = 0; i < 40; ++i) expected[static_cast<size_t>(i)] = i;
+  EXPECT_THAT(PopAll(&lists[0]), ElementsAreArray(expected));
+  EXPECT_EQ(lists[0].size_bound(), 0u);
+}
+
+TEST(NodeListTest, EraseTakesOutFirstLastAndInnerNodesOfAStrand) {
+  Lists lists(2);
+  // 48 nodes: three to a strand. Node i is in strand i % 16, at position
+  // i / 16 of it: first (0-15), inner (16-31), last (32-47).
+  std::vector<TestNode*> nodes = NewNodes(48);
+  for (TestNode* node : nodes) lists[1].Push(node);
+  for (int i : {0, 17, 34, 35, 19, 2, 47}) {
+    NodeList::Erase(nodes[static_cast<size_t>(i)], lists.lists.data());
+    EXPECT_FALSE(nodes[static_cast<size_t>(i)]->linked());
+  }
+  std::vector<int> left = PopAll(&lists[1]);
+  EXPECT_EQ(left.size(), 41u);
+  for (int gone : {0, 17, 34, 35, 19, 2, 47}) {
+    EXPECT_EQ(std::count(left.begin(), left.end(), gone), 0) << gone;
+  }
+  // Each strand keeps its order of arrival (node i + 16 after node i).
+  for (size_t i = 0; i < left.size(); ++i) {
+    for (size_t j = i + 1; j < left.size(); ++j) {
+      if (left[i] % 16 == left[j] % 16) {
+        EXPECT_LT(left[i], left[j]);
+      }
+    }
+  }
+  EXPECT_TRUE(lists[1].empty());
+}
+
+TEST(NodeListTest, ErasingEveryNodeEmptiesTheListWhateverTheOrder) {
+  Lists lists(1);
+  std::vector<TestNode*> nodes = NewNodes(50);
+  for (TestNode* node : nodes) lists[0].Push(node);
+  std::mt19937 rng(3);
+  std::shuffle(nodes.begin(), nodes.end(), rng);
+  for (TestNode* node : nodes) {
+    EXPECT_FALSE(lists[0].empty());
+    NodeList::Erase(node, lists.lists.data());
+  }
+  EXPECT_TRUE(lists[0].empty());
+  EXPECT_EQ(lists[0].size_bound(), 0u);
+  // And it serves again, in order.
+  for (TestNode* node : NewNodes(3)) lists[0].Push(node);
+  EXPECT_THAT(PopAll(&lists[0]), ElementsAre(0, 1, 2));
+}
+
+TEST(NodeListTest, TakeOverTradesTimersAndIdsWithoutTouchingThem) {
+  Lists lists(2);
+  std::vector<TestNode*> nodes = NewNodes(20);
+  for (TestNode* node : nodes) lists[0].Push(node);
+  // Released: the bucket's list (id 0) trades with an empty one (id 1),
+  // and the table follows, as WheelCore::Move does.
+  lists[1].TakeOver(&lists[0]);
+  std::swap(lists.lists[0], lists.lists[1]);
+  EXPECT_EQ(lists[0].id(), 0u);
+  EXPECT_TRUE(lists.lists[1]->empty());
+  // The nodes at the strands' ends name id 0, which is now the list that
+  // holds them: Erase finds it.
+  NodeList::Erase(nodes[3], lists.lists.data());   // a strand's first
+  NodeList::Erase(nodes[17], lists.lists.data());  // a strand's last
+  std::vector<int> left = PopAll(&lists[0]);
   std::sort(left.begin(), left.end());
-  EXPECT_EQ(left.front(), static_cast<int>(kMany - 10));
-  EXPECT_EQ(left.back(), static_cast<int>(kMany - 1));
+  EXPECT_THAT(left, ElementsAre(0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+                                15, 16, 18, 19));
+}
+
+TEST(NodeListTest, RandomChurnKeepsEveryNodeFindable) {
+  // Pushes, pops and erases against a model (a std::list per list): what a
+  // list gives back is exactly what the model holds, in its order when no
+  // erase came between.
+  constexpr int kLists = 3;
+  Lists lists(kLists);
+  std::vector<std::list<TestNode*>> model(kLists);
+  std::vector<TestNode*> pool = NewNodes(600);
+  std::vector<TestNode*> free_nodes = pool;
+  std::mt19937 rng(11);
+  for (int step = 0; step < 20000; ++step) {
+    const int l = static_cast<int>(rng() % kLists);
+    const unsigned op = rng() % 10;
+    if (op < 5 && !free_nodes.empty()) {
+      TestNode* node = free_nodes.back();
+      free_nodes.pop_back();
+      lists[l].Push(node);
+      model[static_cast<size_t>(l)].push_back(node);
+    } else if (op < 7 && !model[static_cast<size_t>(l)].empty()) {
+      CoreNode* node = lists[l].PopFront();
+      auto& held = model[static_cast<size_t>(l)];
+      auto it = std::find(held.begin(), held.end(), node);
+      ASSERT_NE(it, held.end()) << "popped a node the list did not hold";
+      held.erase(it);
+      free_nodes.push_back(static_cast<TestNode*>(node));
+    } else if (!model[static_cast<size_t>(l)].empty()) {
+      auto& held = model[static_cast<size_t>(l)];
+      auto it = held.begin();
+      std::advance(it, rng() % held.size());
+      NodeList::Erase(*it, lists.lists.data());
+      free_nodes.push_back(*it);
+      held.erase(it);
+    }
+    ASSERT_EQ(lists[l].empty(), model[static_cast<size_t>(l)].empty());
+    ASSERT_GE(lists[l].size_bound(), model[static_cast<size_t>(l)].size());
+  }
+  for (int l = 0; l < kLists; ++l) {
+    std::vector<int> got = PopAll(&lists[l]);
+    std::vector<int> want;
+    for (TestNode* node : model[static_cast<size_t>(l)]) {
+      want.push_back(node->id);
+    }
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want) << "list " << l;
+  }
 }
 
 }  // namespace

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "absl/random/distributions.h"
+#include "arena_nodes.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "wheel_core_test_peer.h"
@@ -49,10 +50,14 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-// A test's timer: the core's node and a name.
-struct TestTimer : CoreNode {
+// A test's timer: the core's node and a name, in the node arena (the core
+// links nodes by their names there).
+struct TestTimer : CoreNode, InArena {
   int id = 0;
 };
+
+// A new timer, kept for the test process's life (arena_nodes.h).
+TestTimer& NewTimer() { return *new TestTimer; }
 
 // The ids of the due timers, taken out of `due`.
 std::vector<int> Drain(std::vector<CoreNode*>* due) {
@@ -65,7 +70,9 @@ std::vector<int> Drain(std::vector<CoreNode*>* due) {
 TEST(WheelCoreTest, DesignWorkedExample) {
   // DESIGN.md section 1 and core/placement.h: tick 1, wheel_size 4.
   WheelCore core(4);
-  TestTimer t3, t9, t40;
+  TestTimer& t3 = NewTimer();
+  TestTimer& t9 = NewTimer();
+  TestTimer& t40 = NewTimer();
   t3.id = 3;
   t9.id = 9;
   t40.id = 40;
@@ -96,7 +103,7 @@ TEST(WheelCoreTest, DueTimerIsNotLinked) {
   WheelCore core(20);
   std::vector<CoreNode*> due;
   core.Advance(100, &due);
-  TestTimer t;
+  TestTimer& t = NewTimer();
   EXPECT_FALSE(core.Add(&t, 100));
   EXPECT_FALSE(core.Add(&t, -5));
   EXPECT_FALSE(t.linked());
@@ -108,7 +115,8 @@ TEST(WheelCoreTest, DueTimerIsNotLinked) {
 
 TEST(WheelCoreTest, RemoveLeavesNoWakeUpBehind) {
   WheelCore core(20);
-  TestTimer early, late;
+  TestTimer& early = NewTimer();
+  TestTimer& late = NewTimer();
   ASSERT_TRUE(core.Add(&early, 5));
   ASSERT_TRUE(core.Add(&late, 50'000));
   EXPECT_EQ(core.NextRelease(), 5);
@@ -127,7 +135,9 @@ TEST(WheelCoreTest, RemoveLeavesNoWakeUpBehind) {
 
 TEST(WheelCoreTest, TakeAllEmptiesEveryLevelAndLeavesNoWakeUp) {
   WheelCore core(4);
-  TestTimer a, b, c;
+  TestTimer& a = NewTimer();
+  TestTimer& b = NewTimer();
+  TestTimer& c = NewTimer();
   a.id = 1;
   b.id = 2;
   c.id = 3;
@@ -150,12 +160,13 @@ TEST(WheelCoreTest, TakeAllEmptiesEveryLevelAndLeavesNoWakeUp) {
 
 TEST(WheelCoreTest, LevelsAreCreatedOnlyWhenNeeded) {
   WheelCore core(20);
-  TestTimer near, far;
+  TestTimer& near = NewTimer();
+  TestTimer& far = NewTimer();
   ASSERT_TRUE(core.Add(&near, 19));
   EXPECT_EQ(core.levels(), 1);
   ASSERT_TRUE(core.Add(&far, 8000));  // level 2 spans 8 s of 1 ms ticks
   EXPECT_EQ(core.levels(), 3);
-  TestTimer farthest;
+  TestTimer& farthest = NewTimer();
   ASSERT_TRUE(core.Add(&farthest, std::numeric_limits<int64_t>::max()));
   EXPECT_EQ(WheelCoreTestPeer::LevelOf(core, &farthest), core.levels() - 1);
 }
@@ -167,7 +178,8 @@ TEST(WheelCoreTest, ALevelZeroBucketDueWhenALevelOneBucketIsReleasedGoesFirst) {
   WheelCore core(4);
   std::vector<CoreNode*> due;
   core.Advance(4, &due);
-  TestTimer at7, at11;
+  TestTimer& at7 = NewTimer();
+  TestTimer& at11 = NewTimer();
   at7.id = 7;
   at11.id = 11;
   ASSERT_TRUE(core.Add(&at11, 11));  // level 1, bucket @8
@@ -422,10 +434,11 @@ TEST(WheelCoreTest, ACascadeOvertakenByTheClockLetsItsDueTimersOutAtOnce) {
   // timers not moved yet come out due as they are reached: each slice
   // hands out due timers, none waits for the end of the cascade.
   WheelCore core(4);
-  std::vector<TestTimer> timers(64);
-  for (size_t i = 0; i < timers.size(); ++i) {
-    timers[i].id = static_cast<int>(i);
-    ASSERT_TRUE(core.Add(&timers[i], 9));
+  std::vector<TestTimer*> timers;
+  for (int i = 0; i < 64; ++i) {
+    timers.push_back(&NewTimer());
+    timers.back()->id = i;
+    ASSERT_TRUE(core.Add(timers.back(), 9));
   }
   std::vector<CoreNode*> due;
   EXPECT_FALSE(core.AdvanceSome(7, &due, 16));
@@ -444,16 +457,17 @@ TEST(WheelCoreTest, ACascadeOvertakenByTheClockLetsItsDueTimersOutAtOnce) {
 
 TEST(WheelCoreTest, TimersOfAFlushInProgressCanBeRemovedAndTaken) {
   WheelCore core(4);
-  std::vector<TestTimer> timers(8);
-  for (size_t i = 0; i < timers.size(); ++i) {
-    timers[i].id = static_cast<int>(i);
-    ASSERT_TRUE(core.Add(&timers[i], 9));
+  std::vector<TestTimer*> timers;
+  for (int i = 0; i < 8; ++i) {
+    timers.push_back(&NewTimer());
+    timers.back()->id = i;
+    ASSERT_TRUE(core.Add(timers.back(), 9));
   }
   std::vector<CoreNode*> due;
   ASSERT_FALSE(core.AdvanceSome(7, &due, 2));
   EXPECT_EQ(core.NextRelease(), 7) << "a flush under way is work now";
-  core.Remove(&timers[5]);  // not moved yet
-  core.Remove(&timers[0]);  // moved to level 0
+  core.Remove(timers[5]);  // not moved yet
+  core.Remove(timers[0]);  // moved to level 0
   EXPECT_EQ(core.size(), 6);
   std::vector<CoreNode*> all;
   core.TakeAll(&all);

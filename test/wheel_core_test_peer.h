@@ -40,8 +40,7 @@ class WheelCoreTestPeer {
     for (const WheelCore::Level& level : core.levels_) {
       int64_t count = 0;
       for (int slot = 0; slot < level.geometry.wheel_size; ++slot) {
-        count += static_cast<int64_t>(
-            level.buckets[static_cast<size_t>(slot)].timers.size());
+        count += Count(level.buckets[static_cast<size_t>(slot)].timers);
       }
       counts.push_back(count);
     }
@@ -49,8 +48,24 @@ class WheelCoreTestPeer {
   }
 
  private:
+  // Whether `node` is in the bucket: the tag at the front of its strand
+  // names the bucket's list.
   static bool Holds(const CoreBucket& bucket, const CoreNode* node) {
-    return node->holder == bucket.timers.id();
+    if (!node->linked()) return false;
+    uint32_t prev = node->prev;
+    while (!NodeList::IsTag(prev)) prev = NodeList::At(prev)->prev;
+    return NodeList::ListOf(prev) == bucket.timers.id();
+  }
+  // The nodes of `list`, counted along its strands.
+  static int64_t Count(const NodeList& list) {
+    int64_t count = 0;
+    for (uint32_t link : list.heads_) {
+      for (; link != 0 && !NodeList::IsTag(link);
+           link = NodeList::At(link)->next) {
+        ++count;
+      }
+    }
+    return count;
   }
 };
 

@@ -8,18 +8,6 @@
 #include <memory>
 
 namespace timingwheel::internal {
-namespace {
-
-// How many nodes ahead a walk fetches: enough for the misses of that many
-// nodes to overlap (core/bucket.h).
-constexpr size_t kAhead = 16;
-
-void FetchAhead(const NodeVector& vector) {
-  if (CoreNode* ahead = vector.Ahead(kAhead)) __builtin_prefetch(ahead, 1);
-}
-
-}  // namespace
-
 WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick,
                         int index)
     : geometry(geometry),
@@ -42,12 +30,14 @@ void WheelCore::AddLevel(const LevelGeometry& geometry) {
   }
 }
 
-void WheelCore::Register(NodeVector* vector) {
-  vector->set_id(static_cast<uint32_t>(holders_.size()));
-  holders_.push_back(vector);
+void WheelCore::Register(NodeList* list) {
+  // Ids past NodeList::kMaxId would not fit a head link: 134 million lists,
+  // far beyond the levels a 64-bit tick needs and their flushes.
+  list->set_id(static_cast<uint32_t>(holders_.size()));
+  holders_.push_back(list);
 }
 
-void WheelCore::Move(NodeVector* from, NodeVector* to) {
+void WheelCore::Move(NodeList* from, NodeList* to) {
   to->TakeOver(from);
   holders_[from->id()] = from;
   holders_[to->id()] = to;
@@ -131,20 +121,19 @@ int64_t WheelCore::Advance(int64_t now_tick, std::vector<CoreNode*>* due,
           levels_[static_cast<size_t>(level - 1)].geometry.release_offset;
       cascade_by_ = std::min(
           cascade_by_, release_tick + geometry.release_offset - lower_offset);
-      waiting_count_ += static_cast<int64_t>(bucket->timers.size());
+      waiting_count_ += static_cast<int64_t>(bucket->timers.size_bound());
       if (waiting_end_ == waiting_.size()) {
-        waiting_.push_back(std::make_unique<NodeVector>());
+        waiting_.push_back(std::make_unique<NodeList>());
         Register(waiting_.back().get());
       }
       Move(&bucket->timers, waiting_[waiting_end_++].get());
       continue;
     }
     // Level 0: every timer of the bucket is due (its tick width is 1).
-    NodeVector& timers = bucket->timers;
-    appended += static_cast<int64_t>(timers.size());
+    NodeList& timers = bucket->timers;
     while (!timers.empty()) {
-      FetchAhead(timers);
       PushDue(timers.PopFront(), due);
+      ++appended;
     }
   }
   MoveTo(now_tick);
@@ -191,7 +180,6 @@ bool WheelCore::AdvanceSome(int64_t now_tick, std::vector<CoreNode*>* due,
     }
     if (budget <= 0) return false;
     --budget;
-    FetchAhead(flush.timers);
     CoreNode* const node = flush.timers.PopFront();
     // Due by a tick asked for after the flush began: out at once, not
     // after the rest of the flush.
@@ -218,8 +206,7 @@ int64_t WheelCore::CascadeSome() {
 int64_t WheelCore::PlaceWaiting(int64_t n) {
   int64_t placed = 0;
   while (placed < n && AnyWaiting()) {
-    NodeVector& batch = *waiting_[waiting_front_];
-    FetchAhead(batch);
+    NodeList& batch = *waiting_[waiting_front_];
     Place(batch.PopFront());  // not due: at or past cascade_by_
     ++placed;
   }
@@ -240,7 +227,7 @@ bool WheelCore::AnyWaiting() {
 }
 
 void WheelCore::TakeAll(std::vector<CoreNode*>* out) {
-  for (NodeVector* holder : holders_) {
+  for (NodeList* holder : holders_) {
     while (!holder->empty()) out->push_back(holder->PopFront());
   }
   for (Level& level : levels_) {

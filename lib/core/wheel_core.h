@@ -43,8 +43,8 @@
 // Costs: Add is O(levels) to find the level, O(log buckets) when it queues a
 // bucket, and divides by no instruction (core/divider.h); Remove is O(1);
 // Advance is O(buckets released * log) plus O(1) per timer moved, and moves
-// timers by walking vectors of pointers, fetching the nodes ahead
-// (core/bucket.h says why). NextRelease
+// timers by walking 16 strands of each bucket at once (core/bucket.h says
+// why). NextRelease
 // tells the owner when to call Advance next: never for a tick in which no
 // bucket is due.
 //
@@ -94,7 +94,7 @@ class WheelCore {
   // Takes a linked timer out. O(1). Precondition: `node` is linked in this
   // wheel (not in a list of due timers Advance handed out).
   void Remove(CoreNode* node) {
-    holders_[node->holder]->Erase(node);
+    NodeList::Erase(node, holders_.data());
     --size_;
   }
 
@@ -115,8 +115,8 @@ class WheelCore {
 
   // Moves the wheel to `now_tick` (never back): releases every bucket due
   // by then, in release order, appending the due timers to `due`, in
-  // expiration order (each node's `index` its position there, its holder
-  // none), and cascading the others down a level or more, now
+  // expiration order (each node's due_index() its position there, in no
+  // list), and cascading the others down a level or more, now
   // or (kSpread) later: the timers that wait are not due by `now_tick`.
   // Returns how many it appended.
   int64_t Advance(int64_t now_tick, std::vector<CoreNode*>* due,
@@ -176,16 +176,16 @@ class WheelCore {
   // Whether any timer waits to cascade (drops emptied batches in front).
   bool AnyWaiting();
   // Creates the next level up (the first when there is none), its buckets'
-  // vectors registered.
+  // lists registered.
   void AddLevel(const LevelGeometry& geometry);
-  // A new id for `vector`, in the table.
-  void Register(NodeVector* vector);
+  // A new id for `list`, in the table.
+  void Register(NodeList* list);
   // Moves the timers of `from` to `to`, which is empty, without touching
   // them: the two trade contents and ids.
-  void Move(NodeVector* from, NodeVector* to);
+  void Move(NodeList* from, NodeList* to);
   // Appends a due timer to `due`.
   void PushDue(CoreNode* node, std::vector<CoreNode*>* due) {
-    node->index = static_cast<uint32_t>(due->size());
+    node->next = static_cast<uint32_t>(due->size());
     due->push_back(node);
     --size_;
   }
@@ -196,13 +196,13 @@ class WheelCore {
   int64_t size_ = 0;
   std::vector<Level> levels_;
   ReleaseQueue queue_;
-  // Every NodeVector of the core, by id: a node's `holder` names one.
-  std::vector<NodeVector*> holders_;
+  // Every NodeList of the core, by id: a node's `holder` names one.
+  std::vector<NodeList*> holders_;
   // Timers of released buckets above level 0 waiting to be placed again,
   // one batch per bucket in release order ([waiting_front_, waiting_end_)
   // in use), and the tick before which they must be: the levels never move
   // to it while any waits. `waiting_count_` is at least how many wait.
-  std::vector<std::unique_ptr<NodeVector>> waiting_;
+  std::vector<std::unique_ptr<NodeList>> waiting_;
   size_t waiting_front_ = 0;
   size_t waiting_end_ = 0;
   // AdvanceSome: the latest tick asked for (at least now_tick_), and the
@@ -210,7 +210,7 @@ class WheelCore {
   // first, at most one per level). `flushes_` only grows; the first
   // `depth_` are under way.
   struct Flush {
-    NodeVector timers;
+    NodeList timers;
     int level = 0;
     int64_t target_tick = 0;  // target_tick_ when the flush began
   };
