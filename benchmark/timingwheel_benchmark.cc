@@ -1276,6 +1276,7 @@ void MemoryOptions(benchmark::internal::Benchmark* b) {
 TW_BENCHMARK_ALL(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
 TW_BENCHMARK_ALL(BM_Memory, ->Apply(MemoryOptions)->Arg(10'000'000));
 TW_BENCHMARK_LOOP(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
+TW_BENCHMARK_LOOP(BM_Memory, ->Apply(MemoryOptions)->Arg(10'000'000));
 
 TW_BENCHMARK_ALL(
     BM_Idle, ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1));

@@ -36,7 +36,7 @@ Advancer::Advancer(const TimeBase* time, int wheel_size, Inbox* inbox,
       runner_(runner),
       counts_(counts),
       nodes_(nodes),
-      core_(wheel_size),
+      core_(wheel_size, time->tick_ns()),
       alarm_(time),
       look_ticks_(std::max<int64_t>(1, kLookEveryNs / time->tick_ns())) {}
 
@@ -204,7 +204,7 @@ void Advancer::Apply(const Submission& s) {
   }
   // The submission's reference becomes the bucket's, or the task's.
   const int64_t deadline_ns = node->deadline_ns.load(std::memory_order_relaxed);
-  if (!core_.Add(node, time_->TickOf(deadline_ns))) Dispatch(node);
+  if (!core_.Add(node, deadline_ns)) Dispatch(node);
 }
 
 void Advancer::Dispatch(TimerNode* node) {

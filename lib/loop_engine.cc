@@ -43,7 +43,7 @@ LoopEngine::LoopEngine(LoopOptions options)
       small_nodes_(kSmallLoopBlock, options.spare_timers),
       wide_nodes_(kWideLoopBlock, options.spare_timers),
       periodic_nodes_(kPeriodicLoopBlock, options.spare_timers),
-      core_(options.wheel_size) {}
+      core_(options.wheel_size, time_.tick_ns()) {}
 
 void LoopEngine::CheckThreadSlow(const char* what) {
 #ifndef NDEBUG
@@ -193,12 +193,10 @@ void LoopEngine::ResetDue() {
 }
 
 void LoopEngine::Arm(LoopNode* node, int64_t deadline_ns) {
-  node->deadline_ns = deadline_ns;
+  node->expiration = deadline_ns;  // the deadline, linked or due
   node->state = LoopNode::State::kPending;
   node->has_rearm = false;
-  // Deadlines before the origin are due at once: any tick <= 0 will do.
-  const int64_t tick = deadline_ns > 0 ? by_tick_.Ceil(deadline_ns) : 0;
-  if (core_.Add(node, tick)) return;
+  if (core_.Add(node, deadline_ns)) return;
   node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
   node->next = static_cast<uint32_t>(due_.size());
   due_.push_back(node);
@@ -281,7 +279,7 @@ void LoopEngine::Run(LoopNode* node) {
   node->state =
       periodic ? LoopNode::State::kRunningArmed : LoopNode::State::kRunning;
   if (!periodic) --pending_;
-  const int64_t run_deadline_ns = node->deadline_ns;
+  const int64_t run_deadline_ns = node->deadline_ns();
   try {
     node->ops->run(node->callable());
   } catch (...) {
@@ -303,7 +301,7 @@ void LoopEngine::AfterRun(LoopNode* node, int64_t run_deadline_ns) {
   }
   if (node->state == State::kRunningArmed) {
     if (node->has_rearm) {
-      Arm(node, node->deadline_ns);
+      Arm(node, node->deadline_ns());
       return;
     }
     // A periodic timer not stopped during its run: its scheduler says when
@@ -347,13 +345,13 @@ bool LoopEngine::Reset(LoopNode* node, absl::Duration d) {
       return true;
     case State::kRunningArmed:
       node->has_rearm = true;
-      node->deadline_ns = *deadline;
+      node->expiration = *deadline;  // the re-arm's deadline
       return true;
     case State::kRunning:
       // Re-armed when the callback returns, so runs never overlap.
       node->state = State::kRunningArmed;
       node->has_rearm = true;
-      node->deadline_ns = *deadline;
+      node->expiration = *deadline;  // the re-arm's deadline
       ++pending_;
       return false;
     default:  // kDone, kStopped: armed anew, held by the wheel again
@@ -366,7 +364,7 @@ bool LoopEngine::Reset(LoopNode* node, absl::Duration d) {
 
 std::optional<absl::Duration> LoopEngine::Deadline(const LoopNode* node) const {
   if (!node->pending()) return std::nullopt;
-  return time_.ToClock(node->deadline_ns);
+  return time_.ToClock(node->deadline_ns());
 }
 
 }  // namespace timingwheel::internal

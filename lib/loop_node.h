@@ -3,17 +3,22 @@
 //
 // loop_node.h: a LoopWheel's timer node, and the pool its memory comes from.
 //
-// A node is a 40-byte header followed, in the same block, by its callable:
+// A node is a 32-byte header followed, in the same block, by its callable:
 //
 //   offset  size  field
-//   0       16    CoreNode: expiration_tick, holder, index (the core's)
+//   0       16    CoreNode: expiration (the deadline), prev, next (the
+//                 core's)
 //   16      8     ops: how to run, move and destroy the callable
-//   24      8     deadline_ns
-//   32      4     refs: one per LoopTimer handle, one while the wheel holds it
-//   36      4     state, kind, in_due, has_rearm
-//   40      24    the callable (kSmall: a block of 64 bytes, one cache line)
-//           32    or (kWide: 80 bytes, 8 of them padding, e.g. an
+//   24      4     refs: one per LoopTimer handle, one while the wheel holds it
+//   28      4     state, kind, in_due, has_rearm
+//   32      16    the callable (kSmall: a block of 48 bytes)
+//           32    or (kWide: a block of 64 bytes, one cache line, e.g. an
 //                 absl::AnyInvocable)
+//
+// The deadline is the core's expiration (nanoseconds since the engine's
+// origin): one thread owns both, so the node keeps it once. It stays the
+// deadline while the node is out of the core: due, running (that run's), or
+// running with a re-arm a Reset set (`has_rearm`: the re-arm's).
 //
 // A callable is kept inline when it fits 32 bytes, is aligned to at most 8
 // and moves without throwing; any other is boxed on the heap by the template
@@ -74,7 +79,7 @@ struct LoopNode : CoreNode {
   // Which block holds the node: how much room its callable has, and where
   // its memory goes back to.
   enum class Kind : uint8_t { kSmall, kWide, kPeriodic };
-  static constexpr size_t kSmallCallable = 24;
+  static constexpr size_t kSmallCallable = 16;
   static constexpr size_t kWideCallable = kLoopInlineCallable;
 
   LoopNode(Kind kind, const CallbackOps* ops) : ops(ops), kind(kind) {}
@@ -84,27 +89,27 @@ struct LoopNode : CoreNode {
   }
   // The callable, right after the header.
   void* callable() { return reinterpret_cast<char*>(this) + sizeof(LoopNode); }
+  // The deadline (see the top): the core's expiration.
+  int64_t deadline_ns() const { return expiration; }
 
   // The callable's operations; null once it was destroyed (the wheel went).
   const CallbackOps* ops;
-  // The pending arm's deadline, ns since the engine's origin; while the
-  // callback runs, that run's, unless `has_rearm` (a Reset during the run).
-  int64_t deadline_ns = 0;
   int32_t refs = 0;
   State state = State::kPending;
   const Kind kind;
   bool in_due = false;  // linked in the engine's `due_`, not in the core
   bool has_rearm = false;
 };
-static_assert(sizeof(LoopNode) == 40, "the header of a node, as drawn above");
+static_assert(sizeof(LoopNode) == 32, "the header of a node, as drawn above");
 
-// The blocks of the pool: a small one is one cache line, a wide one is
-// rounded up to a multiple of 16 (as the pool asks).
+// The blocks of the pool, multiples of 16 (as the pool and the node arena
+// ask): a small one of 48 bytes, a wide one of 64, one cache line.
 inline constexpr size_t kSmallLoopBlock =
     sizeof(LoopNode) + LoopNode::kSmallCallable;
 inline constexpr size_t kWideLoopBlock =
     (sizeof(LoopNode) + LoopNode::kWideCallable + 15) / 16 * 16;
-static_assert(kSmallLoopBlock == 64, "a small block is one cache line");
+static_assert(kSmallLoopBlock == 48, "a small block, as drawn above");
+static_assert(kWideLoopBlock == 64, "a wide block is one cache line");
 
 // A periodic timer's node: the header, room for a wide callable, then its
 // scheduler.
@@ -168,7 +173,7 @@ class LoopNodePool {
     int64_t live;  // blocks handed out and not freed
     size_t index;  // in chunks_
   };
-  static_assert(sizeof(Chunk) <= 64, "a chunk's header fits its first block");
+  static_assert(sizeof(Chunk) <= 32, "a chunk's header fits its first block");
 
   static Chunk* ChunkOf(void* block) {
     const uintptr_t offset =

@@ -49,7 +49,7 @@
 //     node anew and set its deadline: Reset, and the worker re-arming it
 //     after a run. It guards `has_rearm`. The wheel's owner never takes it.
 //     Its place among the locks: kNode in the lock table of lib/mutex.h.
-//   * The CoreNode part (expiration tick, place in the core) belongs to the
+//   * The CoreNode part (expiration, links in the core) belongs to the
 //     thread that owns the wheel's core (the advancer, or Shutdown once it
 //     has stopped): callers hand it arms and stops through the inbox
 //     (lib/handoff/inbox.h) and never read it. The owner alone sets the
@@ -210,9 +210,9 @@ constexpr State EndOfRun(State running) {
 // carries its rank, so the node is bigger there):
 //
 //   offset size  field
-//    0      8    expiration_tick  \  CoreNode: the core's part, the owner's
-//    8      4    holder            > alone (where the node is linked, and for
-//   12      4    index            /  which tick)
+//    0      8    expiration       \  CoreNode: the core's part, the owner's
+//    8      4    prev              > alone (the linked arm's deadline, and
+//   12      4    next             /  the node's links in its bucket)
 //   16      8    state            generation << 8 | linked bit | State
 //   24      8    deadline_ns      the arm's deadline (callers write it)
 //   32      8    ops              the callable's operations; null once

@@ -38,7 +38,7 @@ constexpr int64_t ChunkBlocks(size_t block_size) {
   return static_cast<int64_t>(LoopNodePool::kChunkBytes / block_size) - 1;
 }
 
-TEST(LoopNodePoolTest, SmallBlocksAreCacheLinesWideOnesSixteenAligned) {
+TEST(LoopNodePoolTest, WideBlocksAreCacheLinesSmallOnesSixteenAligned) {
   LoopNodePool small(kSmall, kKeepAll);
   LoopNodePool wide(kWide, kKeepAll);
   std::vector<void*> small_blocks;
@@ -47,8 +47,8 @@ TEST(LoopNodePoolTest, SmallBlocksAreCacheLinesWideOnesSixteenAligned) {
     small_blocks.push_back(small.Allocate());
     wide_blocks.push_back(wide.Allocate());
   }
-  for (void* block : small_blocks) EXPECT_EQ(Address(block) % 64, 0u);
-  for (void* block : wide_blocks) EXPECT_EQ(Address(block) % 16, 0u);
+  for (void* block : small_blocks) EXPECT_EQ(Address(block) % 16, 0u);
+  for (void* block : wide_blocks) EXPECT_EQ(Address(block) % 64, 0u);
   for (void* block : small_blocks) small.Free(block);
   for (void* block : wide_blocks) wide.Free(block);
 }

@@ -209,8 +209,8 @@ TEST(WheelCoreTest, AJumpReleasesEverythingDueInExpirationOrder) {
   int64_t last = 0;
   int count = 0;
   for (CoreNode* node : due) {
-    EXPECT_LE(last, node->expiration_tick);
-    last = node->expiration_tick;
+    EXPECT_LE(last, node->expiration);
+    last = node->expiration;
     ++count;
   }
   EXPECT_EQ(count, 2000);
@@ -330,7 +330,7 @@ class Model {
     linked_[i] = linked_.back();
     linked_.pop_back();
     core_.Remove(timer);
-    Erase(timer->expiration_tick, timer->id);
+    Erase(timer->expiration, timer->id);
   }
 
   void AdvanceOnce() {
@@ -391,10 +391,10 @@ class Model {
     for (CoreNode* node : due) {
       auto* timer = static_cast<TestTimer*>(node);
       ++count;
-      ASSERT_LE(timer->expiration_tick, to) << "early: timer " << timer->id;
-      ASSERT_GE(timer->expiration_tick, last) << "out of order";
-      last = timer->expiration_tick;
-      Erase(timer->expiration_tick, timer->id);
+      ASSERT_LE(timer->expiration, to) << "early: timer " << timer->id;
+      ASSERT_GE(timer->expiration, last) << "out of order";
+      last = timer->expiration;
+      Erase(timer->expiration, timer->id);
       linked_.erase(std::find(linked_.begin(), linked_.end(), timer));
     }
     ASSERT_EQ(count, appended);

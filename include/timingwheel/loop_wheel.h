@@ -53,11 +53,11 @@
 // nothing but the node, from the wheel's own pool. A bigger callable is
 // moved to the heap once.
 //
-// Memory: a timer's node is 64 bytes (one cache line) with a callback of up
-// to two pointers, 80 with a wider one. After a spike, the chunks its
-// timers emptied go back to the system as they empty, but for
-// LoopOptions::spare_timers spare nodes. The 48-byte node (issue 25) is the
-// next step of the design.
+// Memory: a timer's node is 48 bytes with a callback of up to two pointers
+// (16 bytes), 64 (one cache line) with a wider one, and the bucket it waits
+// in holds nothing per timer. After a spike, the chunks its timers emptied
+// go back to the system as they empty, but for LoopOptions::spare_timers
+// spare nodes.
 
 #ifndef TIMINGWHEEL_LOOP_WHEEL_H_
 #define TIMINGWHEEL_LOOP_WHEEL_H_
@@ -115,8 +115,8 @@ struct LoopOptions {
   // unmapped at once (one munmap, well under a millisecond) unless the
   // wheel would keep fewer than `spare_timers` free nodes. After a spike the
   // wheel keeps the chunks that hold pending timers, plus about
-  // `spare_timers` free nodes and one chunk. The default keeps about 4 MiB
-  // (64-byte nodes).
+  // `spare_timers` free nodes and one chunk. The default keeps about 3 MiB
+  // (48-byte nodes).
   int64_t spare_timers = 65536;
 };
 

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // bucket.h: what the single-owner core knows of a timer (CoreNode: its
-// expiration tick and its links) and where it keeps timers (NodeList:
+// expiration and its links) and where it keeps timers (NodeList:
 // intrusive lists of nodes; CoreBucket: one slot of a level).
 //
 // Part of the core (lib/core/): the levels, buckets, placement and release
@@ -50,8 +50,10 @@ namespace timingwheel::internal {
 // member, at a multiple of NodeArena::kUnit in a node of the arena) and
 // keeps the rest (callback, state) to itself.
 struct CoreNode {
-  // The tick (of level 0, from the origin) at which the timer is due.
-  int64_t expiration_tick = 0;
+  // When the timer is due, in the owner's unit of time from the origin
+  // (nanoseconds for both wheels): its tick (of level 0) is this divided by
+  // the core's `unit`, rounded up (WheelCore::TickOf).
+  int64_t expiration = 0;
   // The node before it in its strand, or, for the first, the strand's tag
   // (NodeList::kTagBit set); 0 in no list.
   uint32_t prev = 0;

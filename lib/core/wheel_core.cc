@@ -17,8 +17,11 @@ WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick,
           static_cast<size_t>(geometry.wheel_size))),
       index(index) {}
 
-WheelCore::WheelCore(int wheel_size)
-    : wheel_size_(wheel_size), by_size_(wheel_size) {
+WheelCore::WheelCore(int wheel_size, int64_t unit)
+    : wheel_size_(wheel_size),
+      by_size_(wheel_size),
+      unit_(unit),
+      by_unit_(unit) {
   AddLevel(GeometryFor(1, wheel_size_));
 }
 
@@ -43,7 +46,7 @@ void WheelCore::Move(NodeList* from, NodeList* to) {
   holders_[to->id()] = to;
 }
 
-bool WheelCore::Place(CoreNode* node) {
+bool WheelCore::Place(CoreNode* node, int64_t tick) {
   // Iterators, not indices: the size of a vector of 80-byte levels is a
   // division.
   for (auto level = levels_.begin();; ++level) {
@@ -55,13 +58,11 @@ bool WheelCore::Place(CoreNode* node) {
     }
     // Comparisons only, until the level: PlaceInLevel (and its divisions)
     // runs once.
-    if (NeedsHigherLevel(level->geometry, level->current_tick,
-                         node->expiration_tick)) {
+    if (NeedsHigherLevel(level->geometry, level->current_tick, tick)) {
       continue;
     }
-    const LevelPlacement place =
-        PlaceInLevel(level->geometry, level->current_tick,
-                     node->expiration_tick, level->by_width, by_size_);
+    const LevelPlacement place = PlaceInLevel(
+        level->geometry, level->current_tick, tick, level->by_width, by_size_);
     if (place.fit == Fit::kDue) return false;
     // Neither kHigher (just checked) nor kLower: a lower level found it past
     // its span and the one bucket after it, which is at least this level's
@@ -184,7 +185,7 @@ bool WheelCore::AdvanceSome(int64_t now_tick, std::vector<CoreNode*>* due,
     // Due by a tick asked for after the flush began: out at once, not
     // after the rest of the flush.
     const bool overtaken = target_tick_ > flush.target_tick &&
-                           node->expiration_tick <= target_tick_;
+                           TickOf(node->expiration) <= target_tick_;
     if (overtaken || !Place(node)) PushDue(node, due);
   }
   MoveTo(target_tick_);

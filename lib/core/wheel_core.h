@@ -8,9 +8,10 @@
 // Ground rules (DESIGN.md, section 5: "one owner"):
 //   * ONE owner calls every member, from one thread at a time: the caller
 //     of an event-loop wheel, or a wheel's own thread. No atomics, no locks,
-//     no clock: time comes in as ticks of level 0 counted from an origin
-//     (the owner turns durations into ticks, rounding deadlines up, so that
-//     "due" below means never early).
+//     no clock: the wheel's time comes in as ticks of level 0 counted from
+//     an origin, and a timer's expiration in the owner's unit (a tick is
+//     `unit` of them: the owner's nanoseconds), which the core rounds up to
+//     a tick, so that "due" below means never early.
 //   * The core links and unlinks only the CoreNode part of a timer. What a
 //     timer is beyond that (its callback, its state, its handles) belongs to
 //     the owner, which hands nodes in (Add), takes them out (Remove) and
@@ -67,8 +68,9 @@ namespace timingwheel::internal {
 
 class WheelCore {
  public:
-  // A wheel of `wheel_size` buckets per level (2 or more) at tick 0.
-  explicit WheelCore(int wheel_size);
+  // A wheel of `wheel_size` buckets per level (2 or more) at tick 0, whose
+  // tick is `unit` of the owner's units of time (1 or more).
+  explicit WheelCore(int wheel_size, int64_t unit = 1);
   WheelCore(const WheelCore&) = delete;
   WheelCore& operator=(const WheelCore&) = delete;
 
@@ -80,15 +82,24 @@ class WheelCore {
   // Levels created so far (1 until a timer needs an overflow level).
   int levels() const { return static_cast<int>(levels_.size()); }
 
-  // Links `node` to expire at `expiration_tick`. Returns false, linking
-  // nothing, when it is due already (expiration_tick <= now_tick()): the
-  // owner runs it. Precondition: `node` is not linked.
-  bool Add(CoreNode* node, int64_t expiration_tick) {
-    if (expiration_tick <= now_tick_) return false;
-    node->expiration_tick = expiration_tick;
-    Place(node);  // not due: linked
+  // Links `node` to expire at `expiration` (in the owner's unit: its tick
+  // is TickOf(expiration)). Returns false, linking nothing, when it is due
+  // already (its tick <= now_tick()): the owner runs it. Precondition:
+  // `node` is not linked.
+  bool Add(CoreNode* node, int64_t expiration) {
+    const int64_t tick = TickOf(expiration);
+    if (tick <= now_tick_) return false;
+    node->expiration = expiration;
+    Place(node, tick);  // not due: linked
     ++size_;
     return true;
+  }
+
+  // The tick in which an expiration falls due: the first tick boundary at
+  // or after it.
+  int64_t TickOf(int64_t expiration) const {
+    // For a negative one, C++'s division rounds up (towards zero).
+    return expiration >= 0 ? by_unit_.Ceil(expiration) : expiration / unit_;
   }
 
   // Takes a linked timer out. O(1). Precondition: `node` is linked in this
@@ -164,9 +175,11 @@ class WheelCore {
     int index;  // 0 for the lowest
   };
 
-  // Links `node` by its expiration tick in the lowest level that takes it,
-  // creating levels as needed; false when it is due.
-  bool Place(CoreNode* node);
+  // Links `node`, expiring in `tick` (TickOf(node->expiration)), in the
+  // lowest level that takes it, creating levels as needed; false when it is
+  // due.
+  bool Place(CoreNode* node, int64_t tick);
+  bool Place(CoreNode* node) { return Place(node, TickOf(node->expiration)); }
   // Moves every level forward to `tick` (never back). Precondition: no
   // timer waits to cascade, or `tick` < cascade_by_.
   void MoveTo(int64_t tick);
@@ -192,6 +205,8 @@ class WheelCore {
 
   const int wheel_size_;
   const Divider by_size_;  // divides by wheel_size_
+  const int64_t unit_;
+  const Divider by_unit_;  // divides by unit_
   int64_t now_tick_ = 0;
   int64_t size_ = 0;
   std::vector<Level> levels_;
