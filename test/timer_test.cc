@@ -67,6 +67,17 @@ class AnswerLog {
 
 using TimerQueryTest = ManualWheelTest<2>;
 
+// timer.h: a handle is two pointers, and a move leaves the source empty.
+TEST(TimerHandleTest, IsTwoPointersAndAMoveEmptiesTheSource) {
+  static_assert(sizeof(Timer) == 2 * sizeof(void*));
+  auto wheel = TimingWheel::Create().value();
+  Timer timer = wheel->AfterFunc(absl::Hours(1), [] {}).value();
+  Timer moved = std::move(timer);
+  EXPECT_FALSE(timer);  // NOLINT(bugprone-use-after-move): checked on purpose
+  EXPECT_TRUE(moved.Pending());
+  EXPECT_TRUE(moved.Stop());
+}
+
 TEST(TimerQueryEmptyTest, EmptyHandleIsNotPendingAndHasNoDeadline) {
   const Timer timer;
   EXPECT_FALSE(timer.Pending());
