@@ -79,6 +79,8 @@ class NodeArena {
   size_t reserved() const { return reserved_; }
 
  private:
+  friend class NodeArenaTestPeer;
+
   NodeArena();
 
   static void BeforeFork();

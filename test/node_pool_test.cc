@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "node_arena.h"
 #include "timingwheel/timingwheel.h"
 
 namespace timingwheel::internal {
@@ -517,7 +518,9 @@ TEST(NodePoolTest, ChildForkedWhileAnotherThreadHoldsPoolLocksRunsAWheel) {
   // at that instant would stay held in the child forever. The hammer takes
   // the registry's lock and two depots' locks nearly all the time: each pool
   // switch gives the cache back to the other pool (registry, then depot),
-  // and each thread it starts gives its cache back when it exits.
+  // and each thread it starts gives its cache back when it exits; and the
+  // node arena's lock, mapping and giving back a range (the child's wheel
+  // maps its first region from the arena).
   NodePool a(kSize, kAlign, kKeepAll, kOwner);
   NodePool b(kSize, kAlign, kKeepAll, kOwner);
   struct Hammer {
@@ -532,6 +535,8 @@ TEST(NodePoolTest, ChildForkedWhileAnotherThreadHoldsPoolLocksRunsAWheel) {
     for (int i = 0; !hammer.stop.load(std::memory_order_relaxed); ++i) {
       a.Free(a.Allocate());
       b.Free(b.Allocate());
+      NodeArena::Get().Unmap(NodeArena::Get().Map(NodeArena::kGrain),
+                             NodeArena::kGrain);
       if (i % 64 == 0) FreeOnThread(&a, AllocateOnThread(&b, 1));
     }
   });
