@@ -4,48 +4,91 @@
 #include "handoff/inbox.h"
 
 #include <algorithm>
+#include <limits>
 #include <thread>
 #include <utility>
 
 namespace timingwheel::internal {
 namespace {
 
-// One lane per hardware thread, so that each thread usually has one of its
-// own, at most kMaxLanes (the owner looks at each before it sleeps).
-constexpr int kMaxLanes = 16;
-int LaneCount() {
-  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1,
-                    kMaxLanes);
-}
+// Four lanes per hardware thread: callers may outnumber the cores (four
+// threads on two cores shared two lanes and ran at half the rate of two
+// threads), and the process's other threads (another wheel's callers, a
+// worker re-arming) hold numbers too. An idle lane costs the owner nothing
+// (it looks at the active ones) and an instance about 200 bytes (the lane
+// and its NodeHome).
+constexpr int kLanesPerHardwareThread = 4;
+constexpr int kMinLanes = 4;
 
 // How far back Retract looks: a Stop soon after its AfterFunc finds it among
 // the last few pushes of its thread.
 constexpr size_t kRetractScan = 4;
 
-}  // namespace
+// Bit i set: a live thread holds number i (Inbox::ClaimThreadNumber).
+std::atomic<uint64_t> held_numbers{0};
 
-Inbox::Inbox() : lanes_(LaneCount()) {
-  for (std::unique_ptr<Lane>& lane : lanes_) lane = std::make_unique<Lane>();
+// Gives the thread's number back when it exits. The thread keeps using it
+// (in other thread_local destructors that stop timers, say): a thread that
+// claims it meanwhile shares the lane, which the lane's lock makes safe.
+struct NumberRelease {
+  int number = -1;
+  ~NumberRelease() {
+    held_numbers.fetch_and(~(uint64_t{1} << number), std::memory_order_relaxed);
+  }
+};
+
+// A power of two, so that a thread's lane is its number's low bits (a
+// division would cost every call a few nanoseconds).
+int LaneCount() {
+  const int wanted = kLanesPerHardwareThread *
+                     static_cast<int>(std::thread::hardware_concurrency());
+  int lanes = kMinLanes;
+  while (lanes < wanted && lanes < Inbox::kMaxLanes) lanes *= 2;
+  return lanes;
 }
 
-int Inbox::NextLaneIndex() {
-  static std::atomic<int> next{0};
-  return next.fetch_add(1, std::memory_order_relaxed) &
-         std::numeric_limits<int>::max();
+}  // namespace
+
+Inbox::Inbox()
+    : lane_mask_(LaneCount() - 1),
+      lanes_(std::make_unique<Lane[]>(static_cast<size_t>(lanes()))) {}
+
+int Inbox::ClaimThreadNumber() {
+  static_assert(kMaxLanes <= 64, "a bit of held_numbers per number");
+  uint64_t held = held_numbers.load(std::memory_order_relaxed);
+  for (;;) {
+    if (held == ~uint64_t{0}) {
+      // More live threads than numbers: they share lanes anyway.
+      static std::atomic<int> next{0};
+      return kMaxLanes + (next.fetch_add(1, std::memory_order_relaxed) &
+                          (std::numeric_limits<int>::max() / 2));
+    }
+    const int number = __builtin_ctzll(~held);
+    // Relaxed: the number only picks a lane, whose lock orders the rest.
+    if (held_numbers.compare_exchange_weak(held, held | uint64_t{1} << number,
+                                           std::memory_order_relaxed)) {
+      thread_local NumberRelease release;
+      release.number = number;
+      return number;
+    }
+  }
 }
 
 bool Inbox::Push(const Submission& s, int64_t tick) {
-  Lane& lane = *lanes_[LaneOfThisThread()];
+  const int index = LaneOfThisThread();
+  Lane& lane = LaneAt(index);
   bool wake;
   {
     SpinLockHolder lock(&lane.mu);
     if (lane.closed) return false;
     lane.submissions.push_back(s);
-    lane.pushed = true;
+    if (!lane.pushed) {
+      lane.pushed = true;
+      // seq_cst: the store-then-load pair with the owner's Idle (inbox.h).
+      active_.fetch_or(uint64_t{1} << index, std::memory_order_seq_cst);
+    }
     lane.earliest = std::min(lane.earliest, tick);
-    // Relaxed: the lane's lock orders this load with the owner's store and
-    // its look at the lane (Idle).
-    wake = tick < wake_tick_.load(std::memory_order_relaxed) ||
+    wake = tick < wake_tick_.load(std::memory_order_seq_cst) ||
            lane.submissions.size() == kWakeAt;
   }
   if (wake) Wake();
@@ -53,7 +96,7 @@ bool Inbox::Push(const Submission& s, int64_t tick) {
 }
 
 bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
-  Lane& lane = *lanes_[LaneOfThisThread()];
+  Lane& lane = LaneAt(LaneOfThisThread());
   SpinLockHolder lock(&lane.mu);
   std::vector<Submission>& pushed = lane.submissions;
   const size_t scan = std::min(pushed.size(), kRetractScan);
@@ -73,32 +116,39 @@ bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
 
 bool Inbox::Take(std::vector<Submission>* out) {
   wake_tick_.store(kAwake, std::memory_order_relaxed);
+  // Cleared before the lanes are looked at: a push after a lane's look sets
+  // its bit again. Acquire is not needed: each lane's lock orders its data.
+  uint64_t active = active_.exchange(0, std::memory_order_relaxed);
   bool pushed = false;
-  for (const std::unique_ptr<Lane>& lane : lanes_) {
-    SpinLockHolder lock(&lane->mu);
-    pushed = pushed || lane->pushed;
-    lane->pushed = false;
+  for (; active != 0; active &= active - 1) {
+    Lane& lane = LaneAt(__builtin_ctzll(active));
+    SpinLockHolder lock(&lane.mu);
+    pushed = pushed || lane.pushed;
+    lane.pushed = false;
     // Reset for an empty lane too: a Retract may have emptied it, and a
     // stale tick would keep Idle false, the owner going round without
     // sleeping.
-    lane->earliest = kNever;
-    if (lane->submissions.empty()) continue;
+    lane.earliest = kNever;
+    if (lane.submissions.empty()) continue;
     if (out->empty()) {
-      out->swap(lane->submissions);  // O(1): most rounds take one lane
+      out->swap(lane.submissions);  // O(1): most rounds take one lane
     } else {
-      out->insert(out->end(), lane->submissions.begin(),
-                  lane->submissions.end());
-      lane->submissions.clear();
+      out->insert(out->end(), lane.submissions.begin(), lane.submissions.end());
+      lane.submissions.clear();
     }
   }
   return pushed;
 }
 
 bool Inbox::Idle(int64_t wake_tick) {
-  wake_tick_.store(wake_tick, std::memory_order_relaxed);
-  for (const std::unique_ptr<Lane>& lane : lanes_) {
-    SpinLockHolder lock(&lane->mu);
-    if (lane->earliest < wake_tick || lane->submissions.size() >= kWakeAt) {
+  // seq_cst: the store-then-load pair with Push (inbox.h). A lane whose bit
+  // is clear holds nothing (it was taken, and not pushed to since).
+  wake_tick_.store(wake_tick, std::memory_order_seq_cst);
+  for (uint64_t active = active_.load(std::memory_order_seq_cst); active != 0;
+       active &= active - 1) {
+    Lane& lane = LaneAt(__builtin_ctzll(active));
+    SpinLockHolder lock(&lane.mu);
+    if (lane.earliest < wake_tick || lane.submissions.size() >= kWakeAt) {
       wake_tick_.store(kAwake, std::memory_order_relaxed);
       return false;
     }
@@ -125,12 +175,13 @@ void Inbox::Close(std::vector<Submission>* out) {
     closed_ = true;
     sleep_cv_.NotifyAll();
   }
-  for (const std::unique_ptr<Lane>& lane : lanes_) {
-    SpinLockHolder lock(&lane->mu);
-    lane->closed = true;
-    out->insert(out->end(), lane->submissions.begin(), lane->submissions.end());
-    lane->submissions.clear();
-    lane->earliest = kNever;
+  for (int i = 0; i < lanes(); ++i) {
+    Lane& lane = LaneAt(i);
+    SpinLockHolder lock(&lane.mu);
+    lane.closed = true;
+    out->insert(out->end(), lane.submissions.begin(), lane.submissions.end());
+    lane.submissions.clear();
+    lane.earliest = kNever;
   }
 }
 

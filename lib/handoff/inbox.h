@@ -17,11 +17,20 @@
 // submission holds one reference on its node for the owner (or a bucket)
 // to release.
 //
-// Lanes: one per hardware thread (at most kMaxLanes), each on cache lines
-// of its own: a spin lock and a vector of submissions. A thread pushes to
-// the lane it was given on first use (round robin), so threads rarely share
-// a lock; the owner takes a lane by swapping its vector for an empty one.
-// The lane's index also picks where the thread's nodes live (NodeHome).
+// Lanes: four per hardware thread, rounded up to a power of two (at least
+// 4, at most kMaxLanes), each on cache lines of its own: a spin lock and a
+// vector of submissions. A thread pushes to the lane of its number: the lowest
+// number no other live thread of the process holds, taken on first use and
+// given back when the thread exits (beyond kMaxLanes live threads, numbers go
+// round robin). So threads share a lane only when more of them are alive than
+// there are lanes: more lanes than cores, because a lane shared by two threads
+// on two cores costs each call its lock and its cache lines crossing between
+// the cores (two threads on one lane ran 7 times slower than one thread alone),
+// and callers may outnumber the cores. The owner takes a lane by swapping its
+// vector for an empty one, and looks only at the lanes marked active (a
+// bit each in `active_`, set by a lane's first push after a take), so a
+// round costs the lanes in use, not all of them. The lane's index also
+// picks where the thread's nodes live (NodeHome).
 //
 // Wake-ups: no syscall per call, no thread spinning. The owner publishes
 // the tick at which it will run anyway (its next release, kNever with
@@ -32,9 +41,19 @@
 // the last take, retracted ones too), the owner runs at least every
 // ~100 ms anyway (lib/advancer.h), so that a thread making far timers and
 // stopping them at a low rate does not wake it for each one. No wake-up is
-// lost: a pusher reads the published tick under its lane's lock, and the owner,
-// after publishing the tick, looks at every lane under its lock before it
-// sleeps (Idle): either it sees the push, or the pusher sees the new tick.
+// lost: a pusher reads the published tick under its lane's lock, after the
+// lane's active bit is set, and the owner, after publishing the tick, looks
+// at every active lane under its lock before it sleeps (Idle): either it
+// sees the push, or the pusher sees the new tick.
+//
+// Memory ordering: the lane locks order the pushes with the owner's looks.
+// The active bits and the published tick are a store-then-load pair on each
+// side (a pusher sets the bit, then loads the tick; the owner stores the
+// tick, then loads the bits), so both sides use seq_cst: either the owner's
+// load sees the bit, or the pusher's load comes after the owner's store in
+// the single order of seq_cst operations and sees the new tick. On x86 the
+// pusher's bit is a locked `or` (once per lane per round) and its load a
+// plain load.
 //
 // Stop before take: a Stop on the thread that made the timer, before the
 // owner took it, takes the kArm back out of the lane (Retract), so that an
@@ -83,13 +102,17 @@ class Inbox {
   Inbox(const Inbox&) = delete;
   Inbox& operator=(const Inbox&) = delete;
 
-  int lanes() const { return static_cast<int>(lanes_.size()); }
-  // The calling thread's lane; threads are numbered round-robin on first
-  // use.
+  // Lanes beyond this would not fit the bits of `active_`.
+  static constexpr int kMaxLanes = 64;
+
+  // A power of two.
+  int lanes() const { return lane_mask_ + 1; }
+  // The calling thread's lane: its number (see the top of this file), taken
+  // on first use, modulo the lanes.
   int LaneOfThisThread() const {
-    int index = tls_lane_index;
-    if (index < 0) index = tls_lane_index = NextLaneIndex();
-    return index % lanes();
+    int number = tls_thread_number;
+    if (number < 0) number = tls_thread_number = ClaimThreadNumber();
+    return number & lane_mask_;
   }
 
   // Hands `s` to the owner, with one reference on its node; `tick` is the
@@ -130,12 +153,23 @@ class Inbox {
     bool closed ABSL_GUARDED_BY(mu) = false;
   };
 
-  // This thread's number for picking a lane; -1 until first needed.
-  static inline thread_local int tls_lane_index = -1;
-  static int NextLaneIndex();
+  // This thread's number for picking a lane; -1 until first needed:
+  // constant-initialized, so reading it costs no thread_local
+  // initialization check.
+  static inline thread_local int tls_thread_number = -1;
+  // The lowest number below kMaxLanes that no live thread holds (the
+  // calling thread's until it exits), else the next of a round robin.
+  static int ClaimThreadNumber();
 
-  std::vector<std::unique_ptr<Lane>> lanes_;
-  // The owner's published tick: written by the owner, read under lane locks.
+  Lane& LaneAt(int index) { return lanes_[static_cast<size_t>(index)]; }
+
+  const int lane_mask_;  // lanes() - 1
+  std::unique_ptr<Lane[]> lanes_;
+  // Bit i: lane i was pushed to since the owner last took it. Set by the
+  // lane's first push after a take, under its lock; cleared by Take.
+  std::atomic<uint64_t> active_{0};
+  // The owner's published tick: written by the owner, read by pushers under
+  // their lane's lock.
   std::atomic<int64_t> wake_tick_{kAwake};
 
   Mutex sleep_mu_{LockRank::kOwnerSleep};
