@@ -100,7 +100,7 @@ int64_t ThreadCpuNanos() {
 
 // The Stop of arm s.gen of s.node.
 Submission Unlink(const Submission& s) {
-  return {s.node, s.gen, Submission::Kind::kUnlink};
+  return {s.node, s.gen, Submission::Kind::kUnlink, 0};
 }
 
 // The lanes of the threaded wheel.
@@ -223,7 +223,7 @@ void Run(benchmark::State& state, Op op) {
         const uint64_t first = static_cast<uint64_t>(p * kPerProducer);
         for (int64_t i = 0; i < kPerProducer; ++i) {
           const uint64_t gen = first + static_cast<uint64_t>(i);
-          const Submission s{Node(gen), gen, Submission::Kind::kArm};
+          const Submission s{Node(gen), gen, Submission::Kind::kArm, 0};
           const int r = op == Op::kHandOff ? (producer.Push(s) ? 1 : -1)
                                            : producer.PushRetract(s);
           bad += r < 0 ? 1 : 0;

@@ -174,6 +174,7 @@ size_t Advancer::ApplyInbox() {
   std::vector<Submission>& submissions = scratch_.submissions;
   if (inbox_->Take(&submissions)) submissions_came_ = true;
   const size_t taken = submissions.size();
+  if (taken > 0) RecordHandOffs(submissions);
   for (size_t i = 0; i < taken; ++i) {
     // The nodes were written on the callers' cores: fetch them ahead, so
     // that their misses overlap instead of following one another.
@@ -184,6 +185,26 @@ size_t Advancer::ApplyInbox() {
   }
   submissions.clear();
   return taken;
+}
+
+void Advancer::RecordHandOffs(const std::vector<Submission>& taken) {
+  // One reading for the whole take: each arm waited until now.
+  const int64_t now_ns = time_->NowNs();
+  for (const Submission& s : taken) {
+    if (s.kind != Submission::Kind::kArm) continue;
+    if (handoffs_ == nullptr) {
+      handoffs_ =
+          std::make_unique<LatencyHistogram>(LatencyHistogram::Writers::kOne);
+      handoffs_published_.store(handoffs_.get(), std::memory_order_release);
+    }
+    handoffs_->Record(now_ns - s.call_ns);
+  }
+}
+
+void Advancer::MergeHandOffs(LatencyHistogram* out) const {
+  const LatencyHistogram* handoffs =
+      handoffs_published_.load(std::memory_order_acquire);
+  if (handoffs != nullptr) out->MergeFrom(*handoffs);
 }
 
 void Advancer::Apply(const Submission& s) {

@@ -204,7 +204,7 @@ bool Engine::HandOn(TimerNode* node, uint64_t gen, bool was_pending,
     }
     std::vector<DueTimer> due{{node, gen, deadline_ns}};
     if (runner_.TrySubmit(&due)) return true;
-  } else if (inbox_.Push({node, gen, Submission::Kind::kArm},
+  } else if (inbox_.Push({node, gen, Submission::Kind::kArm, now_ns},
                          time_.TickOf(deadline_ns))) {
     return true;
   }
@@ -223,7 +223,7 @@ void Engine::Unlink(TimerNode* node, uint64_t gen) {
     if (gen == 0) return;
   }
   node->Ref();  // the submission's
-  if (!inbox_.Push({node, gen, Submission::Kind::kUnlink}, Inbox::kNever)) {
+  if (!inbox_.Push({node, gen, Submission::Kind::kUnlink, 0}, Inbox::kNever)) {
     node->Unref(&nodes_);  // shut down: Shutdown empties the core itself
   }
 }
@@ -512,6 +512,9 @@ Stats Engine::GetStats() const {
   runner_.MergeLateness(now_ns, &all, &recent);
   FillLateness(all, recent, now_ns - WindowedHistogram::RecentStart(now_ns),
                &stats);
+  LatencyHistogram handoffs;
+  advancer_.MergeHandOffs(&handoffs);
+  FillHandOffs(handoffs, &stats);
   return stats;
 }
 

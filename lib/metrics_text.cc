@@ -133,6 +133,19 @@ void RecentLateness(std::string* out, absl::string_view name,
   }
 }
 
+void HandOffWait(std::string* out, absl::string_view name,
+                 absl::string_view wheel, const Stats& stats) {
+  const std::pair<const char*, absl::Duration> quantiles[] = {
+      {"0.5", stats.handoff_p50},
+      {"0.99", stats.handoff_p99},
+      {"1", stats.handoff_max},
+  };
+  for (const auto& [quantile, value] : quantiles) {
+    AppendSample(out, name, wheel, absl::StrCat("quantile=\"", quantile, "\""),
+                 Seconds(value));
+  }
+}
+
 void RecentFired(std::string* out, absl::string_view name,
                  absl::string_view wheel, const Stats& stats) {
   AppendSample(out, name, wheel, "", absl::StrCat(stats.recent.fired));
@@ -195,6 +208,15 @@ constexpr Family kFamilies[] = {
      "The span the timingwheel_recent_ metrics cover: the last minute and "
      "the part of the current 10 s slot gone by (less for a younger wheel).",
      RecentWindow},
+    {"timingwheel_handoffs_total", "counter",
+     "Arms (new timers, Resets, periodic runs) the wheel's advancer took "
+     "from the calling threads.",
+     Count<&Stats::handoffs>},
+    {"timingwheel_handoff_seconds", "gauge",
+     "How long those arms waited, from the call to the advancer's take, by "
+     "the wheel's clock, since the wheel was created; within 12.5%, quantile "
+     "1 is the exact maximum; 0 when none.",
+     HandOffWait},
 };
 
 // The exposition of the wheels given as (label, stats): each sample of a

@@ -258,14 +258,15 @@ void Runner::AfterRun(TimerNode* node, uint64_t gen,
   // released when the pool is done with it): to the pool if due, else to
   // the wheel's owner. No lock is held: an executor may run it inline.
   node->Ref();
-  if (rearm_ns <= time_->NowNs()) {
+  const int64_t now_ns = time_->NowNs();
+  if (rearm_ns <= now_ns) {
     uint64_t expected = MakeStateWord(gen + 1, State::kPending);
     if (node->CasState(expected, MakeStateWord(gen + 1, State::kDispatched))) {
       std::vector<DueTimer> due{{node, gen + 1, rearm_ns}};
       Submit(&due);
       return;
     }
-  } else if (inbox_->Push({node, gen + 1, Submission::Kind::kArm},
+  } else if (inbox_->Push({node, gen + 1, Submission::Kind::kArm, now_ns},
                           time_->TickOf(rearm_ns))) {
     return;
   } else if (node->Cancel(gen + 1)) {

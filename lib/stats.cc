@@ -285,6 +285,13 @@ void FillLateness(const LatencyHistogram& all, const LatencyHistogram& recent,
   r.lateness_max = absl::Nanoseconds(recent.Max());
 }
 
+void FillHandOffs(const LatencyHistogram& waits, Stats* stats) {
+  stats->handoffs = waits.Count();
+  stats->handoff_p50 = absl::Nanoseconds(waits.Percentile(0.5));
+  stats->handoff_p99 = absl::Nanoseconds(waits.Percentile(0.99));
+  stats->handoff_max = absl::Nanoseconds(waits.Max());
+}
+
 bool TimerCounts::ReservePending(int64_t* pending) {
   int64_t now = pending_exact_.load(std::memory_order_relaxed);
   do {

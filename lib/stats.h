@@ -301,6 +301,10 @@ class WindowedHistogram {
 void FillLateness(const LatencyHistogram& all, const LatencyHistogram& recent,
                   int64_t recent_span_ns, Stats* stats);
 
+// Fills the hand-off of `stats` (handoffs, handoff_*) from the waits of the
+// arms the advancer took, `waits`.
+void FillHandOffs(const LatencyHistogram& waits, Stats* stats);
+
 }  // namespace timingwheel::internal
 
 #endif  // TIMINGWHEEL_LIB_STATS_H_

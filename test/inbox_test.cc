@@ -41,10 +41,10 @@ TimerNode* Node(uintptr_t i) {
   return reinterpret_cast<TimerNode*>(uintptr_t{0x10000} + 64 * i);
 }
 Submission Arm(uintptr_t i, uint64_t gen = 0) {
-  return {Node(i), gen, Submission::Kind::kArm};
+  return {Node(i), gen, Submission::Kind::kArm, 0};
 }
 Submission Unlink(uintptr_t i, uint64_t gen = 0) {
-  return {Node(i), gen, Submission::Kind::kUnlink};
+  return {Node(i), gen, Submission::Kind::kUnlink, 0};
 }
 std::vector<TimerNode*> Nodes(const std::vector<Submission>& submissions) {
   std::vector<TimerNode*> nodes;

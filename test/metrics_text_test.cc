@@ -305,6 +305,7 @@ void ExpectMatches(const Exposition& exposition, const Stats& stats,
       {"timingwheel_timers_pending", stats.pending},
       {"timingwheel_worker_queue_depth", stats.worker_queue_depth},
       {"timingwheel_recent_timers_fired", stats.recent.fired},
+      {"timingwheel_handoffs_total", stats.handoffs},
   };
   for (const auto& [name, value] : counts) {
     const Sample& sample = Only(exposition, name, wheel);
@@ -332,6 +333,18 @@ void ExpectMatches(const Exposition& exposition, const Stats& stats,
     EXPECT_EQ(
         Only(exposition, "timingwheel_recent_lateness_seconds", labels).value,
         Seconds(value))
+        << quantile;
+  }
+  const std::pair<const char*, absl::Duration> handoff_quantiles[] = {
+      {"0.5", stats.handoff_p50},
+      {"0.99", stats.handoff_p99},
+      {"1", stats.handoff_max},
+  };
+  for (const auto& [quantile, value] : handoff_quantiles) {
+    Labels labels = wheel;
+    labels["quantile"] = quantile;
+    EXPECT_EQ(Only(exposition, "timingwheel_handoff_seconds", labels).value,
+              Seconds(value))
         << quantile;
   }
 
@@ -423,9 +436,10 @@ TEST_F(MetricsTextTest, ParsesAndMatchesGetStats) {
   ASSERT_GT(stats.lateness_max, absl::ZeroDuration());
   ASSERT_GT(stats.recent.fired, 0);
   ASSERT_LT(stats.recent.fired, stats.fired);
+  ASSERT_GT(stats.handoffs, 0);
   const std::string text = MetricsText(stats);
   const Exposition exposition = Parse(text);
-  EXPECT_EQ(exposition.order.size(), 15u);
+  EXPECT_EQ(exposition.order.size(), 17u);
   ExpectMatches(exposition, stats, {});
   // At rest, the exposition of a new snapshot is the same.
   EXPECT_EQ(MetricsText(wheel_->GetStats()), text);
@@ -454,7 +468,7 @@ TEST_F(MetricsTextTest, SeveralWheelsAreLabelled) {
   const Stats second = other->GetStats();
   const Exposition exposition =
       Parse(MetricsText({{"rpc", first}, {odd_name, second}}));
-  EXPECT_EQ(exposition.order.size(), 15u);
+  EXPECT_EQ(exposition.order.size(), 17u);
   ExpectMatches(exposition, first, {{"wheel", "rpc"}});
   ExpectMatches(exposition, second, {{"wheel", odd_name}});
   for (const auto& [name, family] : exposition.families) {
@@ -470,7 +484,7 @@ TEST(MetricsTextEmptyTest, EmptyStatsAreAValidExposition) {
   // No wheels: HELP and TYPE only.
   const Exposition none =
       Parse(MetricsText(std::vector<std::pair<std::string, Stats>>{}));
-  EXPECT_EQ(none.order.size(), 15u);
+  EXPECT_EQ(none.order.size(), 17u);
   for (const auto& [name, family] : none.families) {
     EXPECT_TRUE(family.samples.empty()) << name;
   }

@@ -4,7 +4,8 @@
 // stats_test.cc: the counters, the lateness histogram and its recent window
 // (lib/stats.h), and GetStats on a ManualClock wheel: every counter agrees
 // with what happened, lateness is measured by the wheel's clock, and the
-// recent window forgets what is more than a minute old.
+// recent window forgets what is more than a minute old; the hand-off wait
+// is the arm's time between its call and the advancer's take.
 
 #include "stats.h"
 
@@ -371,6 +372,41 @@ TEST(GetStatsTest, LatenessSumAndBuckets) {
     }
     EXPECT_EQ(bucket.count, expected) << bucket.upper_bound;
   }
+}
+
+// The hand-off wait of an arm is the wheel's clock when the advancer took it
+// minus the reading of the call that made it. An arm due after the
+// advancer's planned wake-up does not wake it, so under a ManualClock it
+// waits, by exactly as much as the clock moves, for the next round.
+TEST(GetStatsTest, HandOffIsHowLongAnArmWaitedForTheAdvancer) {
+  auto clock = std::make_shared<ManualClock>();
+  auto wheel = OneWorkerWheel(clock);
+  Stats stats = wheel->GetStats();
+  EXPECT_EQ(stats.handoffs, 0);
+  EXPECT_EQ(stats.handoff_max, absl::ZeroDuration());
+  // Nothing linked: the push wakes the advancer, which takes it at once,
+  // and then plans to wake for this timer's bucket.
+  ASSERT_TRUE(wheel->AfterFunc(absl::Seconds(1), [] {}).ok());
+  wheel->WaitIdle();
+  // Due after that: it waits in its lane while the clock moves.
+  ASSERT_TRUE(wheel->AfterFunc(absl::Hours(1), [] {}).ok());
+  clock->Advance(absl::Milliseconds(30));
+  wheel->WaitIdle();
+  stats = wheel->GetStats();
+  EXPECT_EQ(stats.handoffs, 2);
+  EXPECT_EQ(stats.handoff_p50, absl::ZeroDuration());
+  EXPECT_EQ(stats.handoff_p99, absl::Milliseconds(30));
+  EXPECT_EQ(stats.handoff_max, absl::Milliseconds(30));
+  // A Reset hands its new arm over too, and an arm stopped by its thread
+  // before the take never reaches the advancer.
+  Timer reset = wheel->AfterFunc(absl::Hours(2), [] {}).value();
+  ASSERT_TRUE(reset.Stop());
+  EXPECT_FALSE(reset.Reset(absl::Hours(3)));
+  clock->Advance(absl::Milliseconds(10));
+  wheel->WaitIdle();
+  stats = wheel->GetStats();
+  EXPECT_EQ(stats.handoffs, 3);
+  EXPECT_EQ(stats.handoff_max, absl::Milliseconds(30));
 }
 
 TEST(GetStatsTest, RecentForgetsWhatIsMoreThanAMinuteOld) {

@@ -38,6 +38,10 @@
 //                                                  "0.999" and "1"
 //   timingwheel_recent_timers_fired     gauge      recent.fired
 //   timingwheel_recent_window_seconds   gauge      recent.span
+//   timingwheel_handoffs_total          counter    handoffs
+//   timingwheel_handoff_seconds         gauge      handoff_p50, _p99 and
+//                                                  _max as quantile="0.5",
+//                                                  "0.99" and "1"
 //
 // The counters and the histogram cover the wheel's whole life: let the
 // monitoring system take rates and quantiles over the time it wants

@@ -209,6 +209,21 @@ struct Stats {
   std::vector<LatenessBucket> lateness_buckets;
   // The same for the callbacks started in the last minute.
   RecentStats recent;
+  // The hand-off: a call that arms a timer (AfterFunc, Every, At, Reset, and
+  // a periodic timer's next run) hands it to the wheel's advancer thread,
+  // which links it into its bucket. `handoffs` counts the arms the advancer
+  // took; the percentiles are how long they waited, from the wheel's clock
+  // reading in the call (the one its deadline counts from) to the
+  // advancer's when it took the arm, over the wheel's whole life; within
+  // 12.5% (max exact). Not counted: arms due at once (they go straight to
+  // the workers) and arms stopped by the thread that made them before the
+  // advancer took them. While callers keep arming timers due later than the
+  // advancer's next planned wake-up, an arm may wait until 4,096 have
+  // gathered in its thread's lane, or about 100 ms.
+  int64_t handoffs = 0;
+  absl::Duration handoff_p50;
+  absl::Duration handoff_p99;
+  absl::Duration handoff_max;
 };
 
 }  // namespace timingwheel

@@ -8,7 +8,10 @@
 // A submission names a node, an arm of it (the generation of its state
 // word) and what to do:
 //   kArm     link the node for arm `gen`, at the node's deadline (written
-//            before the push, which the lane's lock publishes);
+//            before the push, which the lane's lock publishes); `call_ns`
+//            is the reading of the wheel's clock that the call making the
+//            arm took (its deadline counts from it), so that the owner can
+//            measure how long the arm waited (Stats::handoff_*);
 //   kUnlink  arm `gen` ended (a Stop): take the node out of its bucket if it
 //            is still linked for that arm, so that a stopped far timer does
 //            not keep its memory until its bucket comes due.
@@ -87,6 +90,7 @@ struct Submission {
   TimerNode* node;
   uint64_t gen;
   Kind kind;
+  int64_t call_ns;  // kArm: the call's clock reading; kUnlink: 0
 };
 
 class Inbox {
