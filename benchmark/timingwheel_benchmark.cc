@@ -70,6 +70,12 @@
 //                              of them with 1 worker each, created, then
 //                              destroyed; per instance: threads, RSS, create
 //                              and destroy time.
+//   BM_HandOff/rate:R          Wheel only, a default wheel: one thread
+//                              makes R AfterFunc(5 s) a second (R/1000 each
+//                              ms) for 2 s; the hand-off wait (AfterFunc's
+//                              clock reading -> the advancer's take), p50 /
+//                              p99 / max, as the wheel measures it
+//                              (Stats::handoff_*).
 //
 // BM_Fire and BM_Burst record fires as timingwheel_cli does, with
 // tools::FireLog (tools/fire_log.h): a timer's deadline is the steady clock
@@ -1204,6 +1210,56 @@ void BM_Spike(benchmark::State& state) {
   }
 }
 
+// 10. The hand-off (Wheel only: the baselines hand nothing over): how long
+// new timers wait between their AfterFunc and the advancer taking them out
+// of the inbox, as the wheel measures it itself (Stats::handoff_*), on a
+// default wheel (Options{}: tick 1 ms, wheel_size 20, a worker per hardware
+// thread). One thread paces AfterFunc(5 s) at `rate` a second (rate / 1000
+// each ms, then it sleeps to the next ms) for kHandOffWindow, keeping none
+// of the handles; nothing fires meanwhile. The stats are read as the window
+// ends: the arms still in the inbox then are left out, as in any window of
+// a steady stream (at the end of the stream they would wait for the
+// advancer's ~100 ms look instead of the 4,096 arms that wake it).
+constexpr absl::Duration kHandOffWindow = absl::Seconds(2);
+
+void BM_HandOff(benchmark::State& state) {
+  const int64_t rate = state.range(0);  // AfterFunc calls per second.
+  const int64_t per_step = rate / 1000;
+  const int64_t steps = absl::ToInt64Milliseconds(kHandOffWindow);
+  const absl::Duration five_seconds = absl::Seconds(5);
+  int64_t made = 0;
+  int64_t errors = 0;
+  Stats stats;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<TimingWheel> wheel =
+        CreatedOrAbort(TimingWheel::Create(Options()), "TimingWheel::Create");
+    state.ResumeTiming();
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t step = 1; step <= steps; ++step) {
+      for (int64_t i = 0; i < per_step; ++i) {
+        if (!wheel->AfterFunc(five_seconds, [] {}).ok()) ++errors;
+      }
+      made += per_step;
+      std::this_thread::sleep_until(start + std::chrono::milliseconds(step));
+    }
+    stats = wheel->GetStats();
+    state.PauseTiming();
+    wheel->Shutdown();
+    wheel.reset();
+    state.ResumeTiming();
+  }
+  const auto micros = [](absl::Duration d) {
+    return absl::ToDoubleMicroseconds(d);
+  };
+  state.SetItemsProcessed(made);
+  state.counters["handoffs"] = static_cast<double>(stats.handoffs);
+  state.counters["handoff_p50_us"] = micros(stats.handoff_p50);
+  state.counters["handoff_p99_us"] = micros(stats.handoff_p99);
+  state.counters["handoff_max_us"] = micros(stats.handoff_max);
+  Problem(state, "afterfunc_errors", errors);
+}
+
 // ---------------------------------------------------------------------------
 // Registration: each scenario and argument for every implementation in turn,
 // so that the output lists them side by side.
@@ -1298,6 +1354,14 @@ BENCHMARK_TEMPLATE(BM_Spike, Loop)->Apply(SpikeOptions);
 
 TW_BENCHMARK_ALL(BM_Instances, ->Apply(MemoryOptions)->Arg(100));
 TW_BENCHMARK_ALL(BM_Instances, ->Apply(MemoryOptions)->Arg(1000));
+
+BENCHMARK(BM_HandOff)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->ArgNames({"rate"})
+    ->Arg(1'000'000)
+    ->Arg(100'000);
 
 }  // namespace
 }  // namespace bench
