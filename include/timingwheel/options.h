@@ -216,10 +216,10 @@ struct Stats {
   // reading in the call (the one its deadline counts from) to the
   // advancer's when it took the arm, over the wheel's whole life; within
   // 12.5% (max exact). Not counted: arms due at once (they go straight to
-  // the workers) and arms stopped by the thread that made them before the
-  // advancer took them. While callers keep arming timers due later than the
-  // advancer's next planned wake-up, an arm may wait until 4,096 have
-  // gathered in its thread's lane, or about 100 ms.
+  // the workers), and arms that a Stop on their own thread took back before
+  // the advancer took them (a Stop soon after the AfterFunc). An arm due
+  // later than the advancer's next planned wake-up does not wake it: it may
+  // wait until 4,096 have gathered in its thread's lane, or about 100 ms.
   int64_t handoffs = 0;
   absl::Duration handoff_p50;
   absl::Duration handoff_p99;
