@@ -52,6 +52,10 @@ std::vector<int> PopAll(NodeList* list) {
   return ids;
 }
 
+int PopOne(NodeList* list) {
+  return static_cast<TestNode*>(list->PopFront())->id;
+}
+
 // A core's table of lists by id, for Erase.
 struct Lists {
   explicit Lists(int n) : lists(static_cast<size_t>(n)) {
@@ -77,6 +81,27 @@ TEST(NodeListTest, FirstInFirstOutAcrossTheStrands) {
   for (int i = 0; i < 40; ++i) expected[static_cast<size_t>(i)] = i;
   EXPECT_THAT(PopAll(&lists[0]), ElementsAreArray(expected));
   EXPECT_EQ(lists[0].size_bound(), 0u);
+}
+
+TEST(NodeListTest, DrainHandsOnEveryNodeInPopFrontsOrder) {
+  Lists lists(1);
+  std::vector<TestNode*> nodes = NewNodes(37);
+  for (TestNode* node : nodes) lists[0].Push(node);
+  // Some taken first, so that the drain starts in the middle of a turn.
+  EXPECT_THAT(std::vector<int>({PopOne(&lists[0]), PopOne(&lists[0])}),
+              ElementsAre(0, 1));
+  std::vector<int> drained;
+  lists[0].Drain([&](CoreNode* node) {
+    EXPECT_FALSE(node->linked());
+    drained.push_back(static_cast<TestNode*>(node)->id);
+  });
+  std::vector<int> expected;
+  for (int i = 2; i < 37; ++i) expected.push_back(i);
+  EXPECT_EQ(drained, expected);
+  EXPECT_TRUE(lists[0].empty());
+  // Usable again, in order.
+  for (TestNode* node : NewNodes(2)) lists[0].Push(node);
+  EXPECT_THAT(PopAll(&lists[0]), ElementsAre(0, 1));
 }
 
 TEST(NodeListTest, EraseTakesOutFirstLastAndInnerNodesOfAStrand) {

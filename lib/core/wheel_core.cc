@@ -131,11 +131,10 @@ int64_t WheelCore::Advance(int64_t now_tick, std::vector<CoreNode*>* due,
       continue;
     }
     // Level 0: every timer of the bucket is due (its tick width is 1).
-    NodeList& timers = bucket->timers;
-    while (!timers.empty()) {
-      PushDue(timers.PopFront(), due);
+    bucket->timers.Drain([&](CoreNode* node) {
+      PushDue(node, due);
       ++appended;
-    }
+    });
   }
   MoveTo(now_tick);
   if (cascades == Cascades::kNow) PlaceWaiting(waiting_count_);
