@@ -162,9 +162,7 @@ TimingWheel::~TimingWheel() {
 
 absl::StatusOr<Timer> TimingWheel::AfterFunc(absl::Duration d,
                                              absl::AnyInvocable<void()> f) {
-  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
-                                                               std::move(f));
-  return ScheduleAfter(d, callable.Ref());
+  return AfterFunc<absl::AnyInvocable<void()>>(d, std::move(f));
 }
 
 absl::StatusOr<Timer> TimingWheel::ScheduleAfter(absl::Duration d,
@@ -174,9 +172,7 @@ absl::StatusOr<Timer> TimingWheel::ScheduleAfter(absl::Duration d,
 
 absl::StatusOr<Timer> TimingWheel::Every(absl::Duration period,
                                          absl::AnyInvocable<void()> f) {
-  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
-                                                               std::move(f));
-  return ScheduleEvery(period, callable.Ref());
+  return Every<absl::AnyInvocable<void()>>(period, std::move(f));
 }
 
 absl::StatusOr<Timer> TimingWheel::ScheduleEvery(absl::Duration period,
@@ -190,9 +186,8 @@ absl::StatusOr<Timer> TimingWheel::ScheduleEvery(absl::Duration period,
 absl::StatusOr<Timer> TimingWheel::ScheduleFunc(
     absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
     absl::AnyInvocable<void()> f) {
-  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
-                                                               std::move(f));
-  return ScheduleWith(std::move(scheduler), callable.Ref());
+  return ScheduleFunc<absl::AnyInvocable<void()>>(std::move(scheduler),
+                                                  std::move(f));
 }
 
 absl::StatusOr<Timer> TimingWheel::ScheduleWith(
@@ -214,9 +209,7 @@ int64_t TimingWheel::CancelAll() { return engine_->CancelAll(); }
 
 absl::StatusOr<Timer> TimingWheel::At(
     std::chrono::steady_clock::time_point when, absl::AnyInvocable<void()> f) {
-  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
-                                                               std::move(f));
-  return ScheduleSteady(when, callable.Ref());
+  return At<absl::AnyInvocable<void()>>(when, std::move(f));
 }
 
 absl::StatusOr<Timer> TimingWheel::ScheduleSteady(
@@ -233,9 +226,7 @@ absl::StatusOr<Timer> TimingWheel::ScheduleSteady(
 
 absl::StatusOr<Timer> TimingWheel::AtClockTime(absl::Duration when,
                                                absl::AnyInvocable<void()> f) {
-  internal::WheelCallable<absl::AnyInvocable<void()>> callable(std::in_place,
-                                                               std::move(f));
-  return ScheduleAtClock(when, callable.Ref());
+  return AtClockTime<absl::AnyInvocable<void()>>(when, std::move(f));
 }
 
 absl::StatusOr<Timer> TimingWheel::ScheduleAtClock(absl::Duration when,
