@@ -39,15 +39,15 @@
 // has none left, then from the fullest chunk that has room (freed blocks are
 // reused last in, first out within it, so a loop that adds and stops timers
 // keeps reusing one warm block), which lets the others empty as timers end; a
-// chunk left empty by a Free is unmapped at once (one munmap: well under a
-// millisecond; the Free sums the chunks' live counts, 256 chunks a GiB) if
-// the pool still keeps `spare_blocks` free blocks without it.
-// After a spike the pool keeps the chunks that hold live blocks, plus at most
-// `spare_blocks` and one chunk's worth of free ones. munmap, not
-// madvise(MADV_DONTNEED) as NodePool does (node_pool.h): a chunk is a mapping
-// of its own, its address is not kept for reuse, and the address space's lock
-// is taken once per 4 MiB given back. Under AddressSanitizer a free block is
-// poisoned but for its link.
+// chunk left empty by a Free goes back to the node arena at once (one mmap
+// over it: well under a millisecond; the Free sums the chunks' live counts,
+// 256 chunks a GiB) if the pool still keeps `spare_blocks` free blocks
+// without it. After a spike the pool keeps the chunks that hold live blocks,
+// plus at most `spare_blocks` and one chunk's worth of free ones. A whole
+// chunk back, not madvise(MADV_DONTNEED) of its pages as NodePool does
+// (node_pool.h): the pool keeps no table of its chunks' addresses for reuse,
+// and the address space's lock is taken once per 4 MiB given back. Under
+// AddressSanitizer a free block is poisoned but for its link.
 //
 // Thread-safety: thread-compatible; the loop's thread only.
 

@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // node_pool.h: the memory of an engine's timer nodes, without malloc on the
-// hot path. (A periodic timer's node, bigger by its scheduler, comes from the
-// heap: see PeriodicNode in timer_state.h.)
+// hot path: each node's block, and the second block of a callable wider
+// than a node's room. (What a periodic timer has beyond its node, its
+// scheduler and callable, is on the heap: timer_state.h.)
 //
 // Why: with malloc, a node made by the thread calling AfterFunc and freed by
 // a worker (every timer that fires) crosses glibc arenas: the worker's frees
@@ -31,18 +32,19 @@
 // next allocates from this pool, or exits.
 //
 // Slabs, and memory that goes back. The nodes are carved from slabs of
-// kSlabBytes (64 KiB; more for blocks over 1 KiB), in regions mapped with
-// mmap: the first holds one slab, each next as many as the pool has so far,
-// up to kMaxRegionSlabs.
-// A slab is carved lazily, a magazine at a time, so a wheel with few timers
-// touches a few pages. Besides the magazines, the depot keeps free nodes
-// sorted by slab: each slab has its own free list and counts its free
-// blocks (listed or never carved). The slabs are in lists by how full they
-// are: eight classes of partly used slabs, fullest first; the empty slabs
-// that hold memory; the empty slabs that hold none (never carved, or given
-// back). Allocation takes the magazines first (cheap, and the nodes are
-// likely in a cache), then nodes of the fullest slabs, then empty slabs: so
-// live nodes gather in few slabs and the others empty.
+// kSlabBytes (64 KiB; more for blocks over 1 KiB), in regions mapped in the
+// node arena (node_arena.h, so that the core can name a node by 32 bits;
+// given back to it when the pool goes): the first holds one slab, each next as
+// many as the pool has so far, up to kMaxRegionSlabs. A slab is carved lazily,
+// a magazine at a time, so a wheel with few timers touches a few pages. Besides
+// the magazines, the depot keeps free nodes sorted by slab: each slab has its
+// own free list and counts its free blocks (listed or never carved). The slabs
+// are in lists by how full they are: eight classes of partly used slabs,
+// fullest first; the empty slabs that hold memory; the empty slabs that hold
+// none (never carved, or given back). Allocation takes the magazines first
+// (cheap, and the nodes are likely in a cache), then nodes of the fullest
+// slabs, then empty slabs: so live nodes gather in few slabs and the others
+// empty.
 //
 // Who gives back, and when (the "give-back step"): a thread that hands a
 // magazine to the depot (PutMagazine, a full loose magazine), if the depot
