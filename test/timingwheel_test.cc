@@ -186,15 +186,21 @@ TEST_F(TimingWheelTest, ABigBucketAndTheBucketsFlushedDuringItsCascadeAllRun) {
 }
 
 // A clock that moves 2 ms each time the advancer thread reads it, up to a
-// cap: time passes while the advancer moves a big bucket, as it does when a
-// cascade of millions takes tens of milliseconds. Other threads only read
-// it; a sleeper re-reads it every millisecond of real time (the advancer's
-// reads move it without a wake-up, as real time does).
+// cap, once a test moved it the first time: time passes while the advancer
+// moves a big bucket, as it does when a cascade of millions takes tens of
+// milliseconds. Before that it stands still, so that timers scheduled
+// meanwhile get the deadlines the test asks for however often the advancer
+// reads it (it reads it at each take of the inbox, and a loaded machine
+// gives it many takes while the test schedules: timers then came due past
+// the cap, and stayed pending). Other threads only read it; a sleeper
+// re-reads it every millisecond of real time (the advancer's reads move it
+// without a wake-up, as real time does).
 class ClockTheAdvancerMoves : public Clock {
  public:
   absl::Duration Now() const override {
     int64_t now = now_ns_.load(std::memory_order_acquire);
-    if (on_advancer_ && now < kCapNs) {
+    if (on_advancer_ && moving_.load(std::memory_order_acquire) &&
+        now < kCapNs) {
       now = now_ns_.fetch_add(kStepNs, std::memory_order_acq_rel) + kStepNs;
     }
     return absl::Nanoseconds(now);
@@ -208,6 +214,7 @@ class ClockTheAdvancerMoves : public Clock {
     const int64_t to = absl::ToInt64Nanoseconds(t);
     while (now < to && !now_ns_.compare_exchange_weak(now, to)) {
     }
+    moving_.store(true, std::memory_order_release);
     NotifyTimeChanged();
   }
   static void MarkAdvancer(ThreadRole role, int) {
@@ -219,6 +226,7 @@ class ClockTheAdvancerMoves : public Clock {
   static constexpr int64_t kCapNs = 60'000'000;
   static inline thread_local bool on_advancer_ = false;
   mutable std::atomic<int64_t> now_ns_{0};
+  std::atomic<bool> moving_{false};
 };
 
 TEST(BigBucketTest, TimersThatComeDueDuringTheirCascadeRunBeforeItEnds) {
