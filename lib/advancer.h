@@ -147,6 +147,13 @@ class Advancer {
                         std::vector<TimerNode*>* taken,
                         std::vector<TimerNode*>* released);
 
+  // Whether the calling thread is the advancer (user code it runs: the
+  // executor, a hook, a dropped timer's destructor, included).
+  bool OnAdvancerThread() const {
+    return advancer_id_.load(std::memory_order_acquire) ==
+           std::this_thread::get_id();
+  }
+
  private:
   friend class timingwheel::EngineTestPeer;
 
@@ -194,10 +201,6 @@ class Advancer {
   void AfterRound();
   // Runs the requests waiting, on this thread.
   void RunRequests() ABSL_LOCKS_EXCLUDED(request_mu_);
-  bool OnAdvancerThread() const {
-    return advancer_id_.load(std::memory_order_acquire) ==
-           std::this_thread::get_id();
-  }
 
   const TimeBase* const time_;
   Inbox* const inbox_;

@@ -263,7 +263,10 @@ bool Engine::Stop(TimerNode* node) {
 void Engine::EnterReset() {
   for (;;) {
     resets_in_flight_.Add(1, std::memory_order_seq_cst);
-    if (ResetsOnThisThread(this) > 0 ||
+    // A CancelAll waits for the Resets of this thread (one ran an executor
+    // inline that called CancelAll) and for the advancer, on which it looks
+    // for timers: a Reset there cannot come between, and must not wait.
+    if (ResetsOnThisThread(this) > 0 || advancer_.OnAdvancerThread() ||
         cancel_alls_.load(std::memory_order_seq_cst) == 0) {
       return;
     }
@@ -426,12 +429,14 @@ int64_t Engine::CancelAll() {
   std::vector<TimerNode*> released;
   advancer_.RunOnOwner(
       [&] { advancer_.CancelEverything(&cancelled, &taken, &released); });
-  for (TimerNode* node : released) node->Unref(&nodes_);
   cancel_alls_.fetch_sub(1, std::memory_order_seq_cst);
   {
     MutexLock lock(&cancel_all_mu_);
     cancel_all_cv_.NotifyAll();
   }
+  // Only now, with this CancelAll no longer under way: a destructor that
+  // runs here may call Reset, which would wait for it.
+  for (TimerNode* node : released) node->Unref(&nodes_);
   int64_t count = static_cast<int64_t>(cancelled.size());
   for (TimerNode* node : taken) {
     switch (EndArm(node, State::kCancelled, State::kRunningCancelled)) {

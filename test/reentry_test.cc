@@ -9,11 +9,14 @@
 // instead of hanging CI.
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -153,6 +156,48 @@ TEST(ReentryTest, WaitIdleFromACallbackReturns) {
   wheel->WaitIdle();
 }
 
+TEST(ReentryTest, ResetOnTheAdvancerWhileACancelAllWaitsForItReturns) {
+  // A CancelAll looks for timers on the advancer's thread, and a Reset that
+  // finds a CancelAll under way waits for it to end: but not a Reset from
+  // code that runs on the advancer (here the executor), which the CancelAll
+  // waits for. That wait would never end.
+  auto clock = std::make_shared<ManualClock>();
+  Options options;
+  options.clock = clock;
+  options.workers = 1;
+  Event in_executor;
+  Gate cancel_all_called;
+  std::atomic<Timer*> other{nullptr};
+  std::atomic<bool> reset_returned{false};
+  options.executor = [&](absl::AnyInvocable<void()> task) {
+    in_executor.Notify();
+    if (cancel_all_called.Pass()) {
+      // Let the CancelAll get to its wait for this thread (if it has not, the
+      // Reset below passes anyway and the test shows nothing, but passes).
+      absl::SleepFor(absl::Milliseconds(50));
+      other.load()->Reset(absl::Hours(2));
+      reset_returned.store(true);
+    }
+    task();
+  };
+  std::unique_ptr<TimingWheel> wheel = MakeWheel(std::move(options));
+  ASSERT_NE(wheel, nullptr);
+  absl::StatusOr<Timer> far = wheel->AfterFunc(absl::Hours(1), [] {});
+  ASSERT_TRUE(far.ok());
+  other.store(&*far);
+  ASSERT_TRUE(wheel->AfterFunc(absl::Milliseconds(1), [] {}).ok());
+  clock->Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(in_executor.Wait());
+  int64_t cancelled = -1;
+  MustReturn("CancelAll while the advancer's executor calls Reset", [&] {
+    cancel_all_called.Open();
+    cancelled = wheel->CancelAll();
+  });
+  EXPECT_TRUE(reset_returned.load());
+  EXPECT_EQ(cancelled, 1) << "the timer the Reset armed again";
+  EXPECT_FALSE(far->Pending());
+}
+
 // Where the user code that calls Shutdown runs.
 enum class Where {
   kHookAfterACallbackThrew,           // on_failure, on a worker
@@ -160,6 +205,8 @@ enum class Where {
   kHookOfATaskDestroyedUnrun,         // on_failure, on the advancer
   kScheduler,                         // NextDelay, on a worker
   kDestructorOfACallbackAfterItsRun,  // on a worker
+  kCallbackOnTheExecutorsThread,      // on a thread of the user's executor
+  kHookOfATaskDestroyedOnTheExecutorsThread,  // on_failure, likewise
 };
 
 std::string WhereName(const testing::TestParamInfo<Where>& info) {
@@ -174,6 +221,10 @@ std::string WhereName(const testing::TestParamInfo<Where>& info) {
       return "Scheduler";
     case Where::kDestructorOfACallbackAfterItsRun:
       return "DestructorOfACallbackAfterItsRun";
+    case Where::kCallbackOnTheExecutorsThread:
+      return "CallbackOnTheExecutorsThread";
+    case Where::kHookOfATaskDestroyedOnTheExecutorsThread:
+      return "HookOfATaskDestroyedOnTheExecutorsThread";
   }
   return "Unknown";
 }
@@ -193,6 +244,60 @@ class ShuttingDownScheduler : public Scheduler {
   int calls_ = 0;
 };
 
+// An executor with a thread of its own, as a user's thread pool would be:
+// the advancer hands it each due timer's task, and its thread runs the task
+// (or, with kDestroy, destroys it unrun). Joined when destroyed.
+class ThreadExecutor {
+ public:
+  enum class Mode { kRun, kDestroy };
+  explicit ThreadExecutor(Mode mode)
+      : mode_(mode), thread_([this] { Work(); }) {}
+  ThreadExecutor(const ThreadExecutor&) = delete;
+  ThreadExecutor& operator=(const ThreadExecutor&) = delete;
+  ~ThreadExecutor() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  void Submit(absl::AnyInvocable<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void Work() {
+    for (;;) {
+      absl::AnyInvocable<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return done_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      if (mode_ == Mode::kRun) {
+        task();
+      } else {
+        task = nullptr;
+      }
+    }
+  }
+
+  const Mode mode_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<absl::AnyInvocable<void()>> tasks_;
+  bool done_ = false;
+  std::thread thread_;  // last: it starts once the rest is ready
+};
+
 class ReentryWhileShuttingDownTest : public testing::TestWithParam<Where> {};
 
 TEST_P(ReentryWhileShuttingDownTest, ShutdownFromUserCodeReturns) {
@@ -202,9 +307,12 @@ TEST_P(ReentryWhileShuttingDownTest, ShutdownFromUserCodeReturns) {
   options.clock = clock;
   options.workers = 1;
   const Where where = GetParam();
+  // Outlives the wheel: its thread may still hold a task of it.
+  std::optional<ThreadExecutor> executor;
   if (where == Where::kHookAfterACallbackThrew ||
       where == Where::kHookAfterTheExecutorThrew ||
-      where == Where::kHookOfATaskDestroyedUnrun) {
+      where == Where::kHookOfATaskDestroyedUnrun ||
+      where == Where::kHookOfATaskDestroyedOnTheExecutorsThread) {
     const Failure::Kind kind = where == Where::kHookAfterACallbackThrew
                                    ? Failure::Kind::kCallbackThrew
                                : where == Where::kHookAfterTheExecutorThrew
@@ -222,6 +330,14 @@ TEST_P(ReentryWhileShuttingDownTest, ShutdownFromUserCodeReturns) {
     options.executor = [](absl::AnyInvocable<void()> task) {
       task = nullptr;  // dropped: its timer counts as stopped
     };
+  } else if (where == Where::kCallbackOnTheExecutorsThread ||
+             where == Where::kHookOfATaskDestroyedOnTheExecutorsThread) {
+    executor.emplace(where == Where::kCallbackOnTheExecutorsThread
+                         ? ThreadExecutor::Mode::kRun
+                         : ThreadExecutor::Mode::kDestroy);
+    options.executor = [&executor](absl::AnyInvocable<void()> task) {
+      executor->Submit(std::move(task));
+    };
   }
   std::unique_ptr<TimingWheel> wheel = MakeWheel(std::move(options));
   ASSERT_NE(wheel, nullptr);
@@ -238,7 +354,13 @@ TEST_P(ReentryWhileShuttingDownTest, ShutdownFromUserCodeReturns) {
       break;
     case Where::kHookAfterTheExecutorThrew:
     case Where::kHookOfATaskDestroyedUnrun:
+    case Where::kHookOfATaskDestroyedOnTheExecutorsThread:
       ASSERT_TRUE(wheel->AfterFunc(absl::Milliseconds(1), [] {}).ok());
+      break;
+    case Where::kCallbackOnTheExecutorsThread:
+      ASSERT_TRUE(
+          wheel->AfterFunc(absl::Milliseconds(1), [&user] { user.Run(); })
+              .ok());
       break;
     case Where::kScheduler:
       // Pending while its scheduler is asked (a periodic timer is pending
@@ -268,7 +390,9 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(Where::kHookAfterACallbackThrew,
                     Where::kHookAfterTheExecutorThrew,
                     Where::kHookOfATaskDestroyedUnrun, Where::kScheduler,
-                    Where::kDestructorOfACallbackAfterItsRun),
+                    Where::kDestructorOfACallbackAfterItsRun,
+                    Where::kCallbackOnTheExecutorsThread,
+                    Where::kHookOfATaskDestroyedOnTheExecutorsThread),
     WhereName);
 
 }  // namespace

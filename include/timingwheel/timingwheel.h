@@ -55,10 +55,8 @@
 // about that, not N: a slab that holds one pending timer stays whole, and
 // each thread caches the last 128 nodes it freed; new timers fill the
 // fullest slabs first, so a wheel whose pending count falls empties slabs
-// as it goes. The buckets' vectors of node pointers (8 bytes a pending
-// timer, and their spare room) shrink to half when a quarter is used and
-// are freed (beyond 2 KiB each) when their buckets empty;
-// malloc decides when that memory goes back (malloc_trim forces it).
+// as it goes. A bucket holds nothing per timer: its timers are linked
+// through 32-bit links inside their nodes.
 //
 // Threads and locks
 // -----------------
@@ -66,9 +64,11 @@
 //   * callers (any thread, callbacks included): AfterFunc, Every, At, Stop,
 //     Reset, the Timer queries, Pending, CancelAll, Shutdown. They never wait
 //     for the wheel's threads, except Shutdown, which joins them, and
-//     CancelAll, which waits for the advancer to finish the slice of timers
-//     it is moving (up to 1024), looks on the advancer's thread, and waits
-//     for the Resets in flight. An arm, stop or re-arm is handed to the
+//     CancelAll, which waits for the Resets in flight and for the advancer
+//     to end the advance under way (with the code of yours it runs: the
+//     executor, on_failure, destructors), then looks on the advancer's
+//     thread; a Reset that finds a CancelAll under way waits for it to end
+//     (but on the advancer). An arm, stop or re-arm is handed to the
 //     advancer as a submission: it wakes the advancer only when it is due
 //     before the advancer's next planned wake-up.
 //   * `tw-poller`: sleeps on the clock until the delay queue's next bucket
@@ -99,9 +99,11 @@
 //   * the destructor of a callback (and of what it captured): where the
 //     timer's last reference goes: the thread that drops the last Timer
 //     handle, the worker after the last run, the advancer for a stopped
-//     timer; or the thread of the Shutdown or CancelAll that cancelled it
-//     (the worker, once the run returned, for a timer cancelled while its
-//     callback ran);
+//     timer, a worker (or the thread that runs or destroys an executor's
+//     task) for a timer stopped after it came due; or the thread of the
+//     Shutdown or CancelAll that cancelled it, or that took a stopped timer
+//     out of the wheel (the worker, once the run returned, for a timer
+//     cancelled while its callback ran);
 //   * Options::executor: the advancer, or a thread whose AfterFunc, Reset or
 //     callback made a timer due at once; a task it destroys unrun: wherever
 //     it destroys it;
@@ -116,7 +118,12 @@
 // What each may call on a wheel (this one or another):
 //   * everything except WaitIdle, from all of them but the last two:
 //     AfterFunc, Every, At, ScheduleFunc, the Timer and ScopedTimer
-//     operations, Pending, GetStats, CancelAll; none waits for your code.
+//     operations, Pending, GetStats, CancelAll. None waits for a callback.
+//     CancelAll waits for the advancer (and so for your code running on
+//     it, which may call anything here: a CancelAll or Reset from the
+//     advancer does not wait), and a Reset made while a CancelAll is under
+//     way waits for it to end; a CancelAll never waits for a Reset made from
+//     code it runs itself (the destructors of what it cancelled).
 //   * Shutdown, and destroying the TimingWheel, from all of them but the
 //     last two. The first Shutdown cancels and counts the pending timers,
 //     joins the wheel's threads except the caller's own (which exits once
