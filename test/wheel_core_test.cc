@@ -171,6 +171,38 @@ TEST(WheelCoreTest, LevelsAreCreatedOnlyWhenNeeded) {
   EXPECT_EQ(WheelCoreTestPeer::LevelOf(core, &farthest), core.levels() - 1);
 }
 
+TEST(WheelCoreTest, ATimersSlotIsItsBucketIdModuloWheelSizeOnEveryLevel) {
+  // Place counts a bucket's slot from its level's current slot instead of
+  // dividing (WheelCore::SlotOf): the same slot, for every level, wheel
+  // size and time, ids past the bucket after the span (the top level's)
+  // included.
+  std::mt19937_64 rng(11);
+  for (const int wheel_size : {2, 3, 20, 64}) {
+    WheelCore core(wheel_size);
+    std::vector<CoreNode*> due;
+    for (const int64_t now : {int64_t{0}, int64_t{1}, int64_t{977},
+                              int64_t{123456789}, int64_t{1} << 40}) {
+      core.Advance(now, &due);
+      for (int i = 0; i < 300; ++i) {
+        const int shift = static_cast<int>(rng() % 63);
+        int64_t expiration =
+            now + 1 + static_cast<int64_t>(rng() >> (1 + shift));
+        if (i == 0) expiration = std::numeric_limits<int64_t>::max();
+        TestTimer* timer = &NewTimer();
+        ASSERT_TRUE(core.Add(timer, expiration));
+        const int level = WheelCoreTestPeer::LevelOf(core, timer);
+        ASSERT_GE(level, 0);
+        const int64_t id =
+            expiration / WheelCoreTestPeer::TickWidth(core, level);
+        EXPECT_EQ(WheelCoreTestPeer::SlotOf(core, timer), id % wheel_size)
+            << "wheel_size " << wheel_size << ", now " << now << ", expiration "
+            << expiration << ", level " << level;
+        core.Remove(timer);
+      }
+    }
+  }
+}
+
 TEST(WheelCoreTest, ALevelZeroBucketDueWhenALevelOneBucketIsReleasedGoesFirst) {
   // wheel_size 4: the level-1 bucket @8 is released at 7, the tick of the
   // level-0 bucket @7. Its timer at 11 (7 + 4) goes to the bucket past

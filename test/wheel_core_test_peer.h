@@ -30,6 +30,19 @@ class WheelCoreTestPeer {
     }
     return -1;
   }
+  // The slot of the bucket that holds `node` in its level, or -1.
+  static int SlotOf(const WheelCore& core, const CoreNode* node) {
+    for (const WheelCore::Level& level : core.levels_) {
+      for (int slot = 0; slot < level.geometry.wheel_size; ++slot) {
+        if (Holds(level.buckets[static_cast<size_t>(slot)], node)) return slot;
+      }
+    }
+    return -1;
+  }
+  // The tick width of level `k`.
+  static int64_t TickWidth(const WheelCore& core, int k) {
+    return core.levels_[static_cast<size_t>(k)].geometry.tick_width;
+  }
   static size_t QueueEntries(const WheelCore& core) {
     return core.queue_.size();
   }

@@ -97,7 +97,7 @@ class NodeList {
   // Appends `node`, which is in no list.
   void Push(CoreNode* node) {
     const int strand = push_strand_;
-    push_strand_ = (push_strand_ + 1) % kStrands;
+    push_strand_ = (push_strand_ + 1) & (kStrands - 1);
     const uint32_t link = NodeArena::LinkOf(node);
     const uint32_t last = tails_[strand];
     node->next = Tag(strand);
@@ -115,8 +115,8 @@ class NodeList {
   // Precondition: !empty().
   CoreNode* PopFront() {
     int strand = pop_strand_;
-    while (heads_[strand] == 0) strand = (strand + 1) % kStrands;
-    pop_strand_ = (strand + 1) % kStrands;
+    while (heads_[strand] == 0) strand = (strand + 1) & (kStrands - 1);
+    pop_strand_ = (strand + 1) & (kStrands - 1);
     CoreNode* const node = At(heads_[strand]);
     const uint32_t next = node->next;
     if (IsTag(next)) {
@@ -141,7 +141,7 @@ class NodeList {
     int live = 0;
     for (int i = 0; i < kStrands; ++i) {
       // In the order PopFront would take the strands.
-      const int strand = (pop_strand_ + i) % kStrands;
+      const int strand = (pop_strand_ + i) & (kStrands - 1);
       cursor[i] = heads_[strand];
       if (cursor[i] != 0) ++live;
       heads_[strand] = tails_[strand] = 0;

@@ -185,14 +185,14 @@ struct PlainDivision {
 // Where a timer expiring at `expiration_tick` goes in `level`, whose current
 // tick is `current_tick` (a multiple of its tick width): the rules above.
 // `by_width` and `by_size` divide a non-negative tick by the level's tick
-// width and by wheel_size (Floor, Remainder): only ticks ahead of
+// width (Floor) and a bucket id by wheel_size (Remainder): only ticks ahead of
 // `current_tick` >= 0 are divided.
-template <class Division>
+template <class WidthDivision, class SizeDivision>
 constexpr LevelPlacement PlaceInLevel(const LevelGeometry& level,
                                       int64_t current_tick,
                                       int64_t expiration_tick,
-                                      const Division& by_width,
-                                      const Division& by_size) {
+                                      const WidthDivision& by_width,
+                                      const SizeDivision& by_size) {
   const int64_t ahead = expiration_tick - current_tick;
   if (level.is_level0()) {
     if (ahead <= 0) return {Fit::kDue};

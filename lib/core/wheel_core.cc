@@ -9,13 +9,29 @@
 
 namespace timingwheel::internal {
 WheelCore::Level::Level(const LevelGeometry& geometry, int64_t now_tick,
-                        int index)
+                        int index, const Divider& by_size)
     : geometry(geometry),
       by_width(geometry.tick_width),
-      current_tick(by_width.Floor(now_tick) * geometry.tick_width),
+      current_tick(-1),
       buckets(std::make_unique<CoreBucket[]>(
           static_cast<size_t>(geometry.wheel_size))),
-      index(index) {}
+      index(index) {
+  MoveTo(now_tick, by_size);
+}
+
+void WheelCore::Level::MoveTo(int64_t now_tick, const Divider& by_size) {
+  current_id = by_width.Floor(now_tick);
+  const int64_t tick = current_id * geometry.tick_width;
+  if (tick == current_tick) return;
+  current_tick = tick;
+  current_slot = by_size.Remainder(current_id);
+  // current_tick + span + tick_width - 1, or kMaxTick past it.
+  if (geometry.spans_everything() ||
+      __builtin_add_overflow(current_tick, geometry.span, &last_fit) ||
+      __builtin_add_overflow(last_fit, geometry.tick_width - 1, &last_fit)) {
+    last_fit = kMaxTick;
+  }
+}
 
 WheelCore::WheelCore(int wheel_size, int64_t unit)
     : wheel_size_(wheel_size),
@@ -27,7 +43,7 @@ WheelCore::WheelCore(int wheel_size, int64_t unit)
 
 void WheelCore::AddLevel(const LevelGeometry& geometry) {
   const int index = levels_.empty() ? 0 : levels_.back().index + 1;
-  levels_.emplace_back(geometry, now_tick_, index);
+  levels_.emplace_back(geometry, now_tick_, index, by_size_);
   for (int slot = 0; slot < wheel_size_; ++slot) {
     Register(&levels_.back().buckets[static_cast<size_t>(slot)].timers);
   }
@@ -56,13 +72,12 @@ bool WheelCore::Place(CoreNode* node, int64_t tick) {
       AddLevel(OverflowOf(levels_.back().geometry));
       level = levels_.end() - 1;
     }
-    // Comparisons only, until the level: PlaceInLevel (and its divisions)
-    // runs once.
-    if (NeedsHigherLevel(level->geometry, level->current_tick, tick)) {
-      continue;
-    }
-    const LevelPlacement place = PlaceInLevel(
-        level->geometry, level->current_tick, tick, level->by_width, by_size_);
+    // One comparison a level (NeedsHigherLevel, kept by Level::MoveTo),
+    // until the level: PlaceInLevel (and its one division) runs once.
+    if (tick > level->last_fit) continue;
+    const LevelPlacement place =
+        PlaceInLevel(level->geometry, level->current_tick, tick,
+                     level->by_width, SlotOf{*level, by_size_});
     if (place.fit == Fit::kDue) return false;
     // Neither kHigher (just checked) nor kLower: a lower level found it past
     // its span and the one bucket after it, which is at least this level's
@@ -87,10 +102,7 @@ bool WheelCore::Place(CoreNode* node, int64_t tick) {
 void WheelCore::MoveTo(int64_t tick) {
   if (tick <= now_tick_) return;
   now_tick_ = tick;
-  for (Level& level : levels_) {
-    level.current_tick =
-        level.by_width.Floor(now_tick_) * level.geometry.tick_width;
-  }
+  for (Level& level : levels_) level.MoveTo(now_tick_, by_size_);
 }
 
 int64_t WheelCore::Advance(int64_t now_tick, std::vector<CoreNode*>* due,

@@ -167,12 +167,41 @@ class WheelCore {
   friend class WheelCoreTestPeer;
 
   struct Level {
-    Level(const LevelGeometry& geometry, int64_t now_tick, int index);
+    Level(const LevelGeometry& geometry, int64_t now_tick, int index,
+          const Divider& by_size);
+    // Moves the level's current tick to the wheel's `now_tick` (never back),
+    // and what Place reads of it along.
+    void MoveTo(int64_t now_tick, const Divider& by_size);
+
     LevelGeometry geometry;
     Divider by_width;      // divides by geometry.tick_width
     int64_t current_tick;  // geometry.CurrentAt(the wheel's tick)
+    // What Place reads instead of dividing again, kept by MoveTo: the last
+    // tick this level takes (NeedsHigherLevel is false up to it: its span
+    // and the bucket past it; kMaxTick when that is past the largest tick),
+    // and the id and slot of the bucket range `current_tick` is in.
+    int64_t last_fit;
+    int64_t current_id;
+    int64_t current_slot;
     std::unique_ptr<CoreBucket[]> buckets;
     int index;  // 0 for the lowest
+  };
+  // The slot of a bucket id of `level` (PlaceInLevel's division by
+  // wheel_size): counted from the level's current slot for the ids its span
+  // and the bucket past it can have, so with no multiplication.
+  struct SlotOf {
+    const Level& level;
+    const Divider& by_size;
+    int64_t Remainder(int64_t id) const {
+      const uint64_t from_current =
+          static_cast<uint64_t>(id - level.current_id);
+      const auto wheel_size = static_cast<uint64_t>(level.geometry.wheel_size);
+      if (from_current > wheel_size) return by_size.Remainder(id);
+      const uint64_t slot =
+          static_cast<uint64_t>(level.current_slot) + from_current;
+      return static_cast<int64_t>(slot >= wheel_size ? slot - wheel_size
+                                                     : slot);
+    }
   };
 
   // Links `node`, expiring in `tick` (TickOf(node->expiration)), in the
