@@ -112,11 +112,10 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleAfter(absl::Duration d,
   absl::StatusOr<int64_t> deadline =
       time_.DeadlineAfter(time_.NowNs(), d, caller);
   if (!deadline.ok()) return deadline.status();
-  return NewArmed(f, nullptr, *deadline);
+  return NewOneShot(f, *deadline);
 }
 
-absl::StatusOr<LoopTimer> LoopEngine::ScheduleSteady(int64_t steady_ns,
-                                                     CallbackRef f) {
+absl::Status LoopEngine::RefuseSteady(int64_t steady_ns, CallbackRef f) const {
   if (!time_.steady()) {
     return absl::InvalidArgumentError(
         "At: the time point is steady_clock's, but this wheel's clock is not "
@@ -124,16 +123,8 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleSteady(int64_t steady_ns,
         "(as its Now() returns it)");
   }
   if (!MayAdd(f)) return RefuseNew(f, "At");
-  int64_t deadline_ns;
-  if (__builtin_sub_overflow(steady_ns, origin_ns_, &deadline_ns)) {
-    // Far in the past: due at once. (Far in the future: out of range.)
-    deadline_ns = steady_ns < 0 ? std::numeric_limits<int64_t>::min()
-                                : std::numeric_limits<int64_t>::max();
-  }
-  if (deadline_ns > max_deadline_ns_) {
-    return time_.DeadlineAt(absl::Nanoseconds(steady_ns), "At").status();
-  }
-  return NewArmed(f, nullptr, deadline_ns);
+  // Past the supported range.
+  return time_.DeadlineAt(absl::Nanoseconds(steady_ns), "At").status();
 }
 
 absl::StatusOr<LoopTimer> LoopEngine::ScheduleAt(absl::Duration when,
@@ -147,7 +138,7 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleAt(absl::Duration when,
   if (!MayAdd(f)) return RefuseNew(f, caller);
   absl::StatusOr<int64_t> deadline = time_.DeadlineAt(when, caller);
   if (!deadline.ok()) return deadline.status();
-  return NewArmed(f, nullptr, *deadline);
+  return NewOneShot(f, *deadline);
 }
 
 absl::StatusOr<LoopTimer> LoopEngine::SchedulePeriodic(
@@ -161,28 +152,15 @@ absl::StatusOr<LoopTimer> LoopEngine::SchedulePeriodic(
   absl::StatusOr<int64_t> deadline =
       time_.FirstRunDeadline(*scheduler, now_ns, caller);
   if (!deadline.ok()) return deadline.status();
-  return NewArmed(f, std::move(scheduler), *deadline);
+  return NewPeriodic(f, std::move(scheduler), *deadline);
 }
 
-LoopTimer LoopEngine::NewArmed(CallbackRef f,
-                               std::unique_ptr<Scheduler> scheduler,
-                               int64_t deadline_ns) {
-  LoopNode* node;
-  if (scheduler != nullptr) {
-    node = new (periodic_nodes_.Allocate())
-        PeriodicLoopNode(f.ops, std::move(scheduler));
-  } else if (f.ops->size <= LoopNode::kSmallCallable) {
-    node =
-        new (small_nodes_.Allocate()) LoopNode(LoopNode::Kind::kSmall, f.ops);
-  } else {
-    node = new (wide_nodes_.Allocate()) LoopNode(LoopNode::Kind::kWide, f.ops);
-  }
-  f.ops->move_to(f.callable, node->callable());
-  RefEngine();     // the node's
-  node->refs = 2;  // the handle's and the wheel's
-  ++pending_;
-  Arm(node, deadline_ns);
-  return LoopTimer(this, node);
+LoopTimer LoopEngine::NewPeriodic(CallbackRef f,
+                                  std::unique_ptr<Scheduler> scheduler,
+                                  int64_t deadline_ns) {
+  return ArmNew(new (periodic_nodes_.Allocate())
+                    PeriodicLoopNode(f.ops, std::move(scheduler)),
+                f, deadline_ns);
 }
 
 void LoopEngine::ResetDue() {
@@ -190,16 +168,6 @@ void LoopEngine::ResetDue() {
   due_next_ = 0;
   // A burst's worth of room goes back.
   if (due_.capacity() > kKeepDue) std::vector<CoreNode*>().swap(due_);
-}
-
-void LoopEngine::Arm(LoopNode* node, int64_t deadline_ns) {
-  node->expiration = deadline_ns;  // the deadline, linked or due
-  node->state = LoopNode::State::kPending;
-  node->has_rearm = false;
-  if (core_.Add(node, deadline_ns)) return;
-  node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
-  node->next = static_cast<uint32_t>(due_.size());
-  due_.push_back(node);
 }
 
 void LoopEngine::Destroy(LoopNode* node) {

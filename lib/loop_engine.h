@@ -44,9 +44,13 @@
 #define TIMINGWHEEL_LIB_LOOP_ENGINE_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -74,7 +78,16 @@ class LoopEngine {
   // `scheduler` says; `caller` names the member in errors.
   absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d, CallbackRef f,
                                           const char* caller);
-  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns, CallbackRef f);
+  // Inline, with the arm it makes: a loop's At with its cached time is its
+  // hot path.
+  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns, CallbackRef f) {
+    int64_t deadline_ns;
+    if (!time_.steady() || !MayAdd(f) ||
+        !SteadyDeadline(steady_ns, &deadline_ns)) {
+      return RefuseSteady(steady_ns, f);
+    }
+    return NewOneShot(f, deadline_ns);
+  }
   absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when, CallbackRef f,
                                        const char* caller);
   absl::StatusOr<LoopTimer> SchedulePeriodic(
@@ -142,11 +155,51 @@ class LoopEngine {
            (max_pending_ == 0 || pending_ < max_pending_);
   }
   absl::Status RefuseNew(CallbackRef f, const char* caller) const;
-  // A new node armed at `deadline_ns`, with a reference for the handle.
-  LoopTimer NewArmed(CallbackRef f, std::unique_ptr<Scheduler> scheduler,
-                     int64_t deadline_ns);
+  // The deadline of a timer at the steady_clock time `steady_ns`, in
+  // `*deadline_ns`; false when it is past the supported range.
+  bool SteadyDeadline(int64_t steady_ns, int64_t* deadline_ns) const {
+    if (__builtin_sub_overflow(steady_ns, origin_ns_, deadline_ns)) {
+      // Far in the past: due at once. (Far in the future: out of range.)
+      *deadline_ns = steady_ns < 0 ? std::numeric_limits<int64_t>::min()
+                                   : std::numeric_limits<int64_t>::max();
+    }
+    return *deadline_ns <= max_deadline_ns_;
+  }
+  // Why ScheduleSteady refused a timer at `steady_ns` running `f`.
+  absl::Status RefuseSteady(int64_t steady_ns, CallbackRef f) const;
+  // A new one-shot node running `f`, armed at `deadline_ns`, with a
+  // reference for the handle.
+  LoopTimer NewOneShot(CallbackRef f, int64_t deadline_ns) {
+    LoopNode* const node = f.ops->size <= LoopNode::kSmallCallable
+                               ? new (small_nodes_.Allocate())
+                                     LoopNode(LoopNode::Kind::kSmall, f.ops)
+                               : new (wide_nodes_.Allocate())
+                                     LoopNode(LoopNode::Kind::kWide, f.ops);
+    return ArmNew(node, f, deadline_ns);
+  }
+  // A new periodic node, likewise.
+  LoopTimer NewPeriodic(CallbackRef f, std::unique_ptr<Scheduler> scheduler,
+                        int64_t deadline_ns);
+  // Moves `f` into the new `node` and arms it, with a reference for the
+  // handle.
+  LoopTimer ArmNew(LoopNode* node, CallbackRef f, int64_t deadline_ns) {
+    f.ops->move_to(f.callable, node->callable());
+    RefEngine();     // the node's
+    node->refs = 2;  // the handle's and the wheel's
+    ++pending_;
+    Arm(node, deadline_ns);
+    return LoopTimer(this, node);
+  }
   // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
-  void Arm(LoopNode* node, int64_t deadline_ns);
+  void Arm(LoopNode* node, int64_t deadline_ns) {
+    node->expiration = deadline_ns;  // the deadline, linked or due
+    node->state = LoopNode::State::kPending;
+    node->has_rearm = false;
+    if (core_.Add(node, deadline_ns)) return;
+    node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
+    node->next = static_cast<uint32_t>(due_.size());
+    due_.push_back(node);
+  }
   // Empties `due_` (each timer in it ran, was stopped or is taken) and
   // gives back its room beyond a burst's worth.
   void ResetDue();
