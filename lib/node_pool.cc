@@ -134,6 +134,8 @@ class GiveBackThread {
       } catch (const std::system_error&) {
         // No thread to be had: the work stays queued, and the next pool
         // that queues some tries again.
+      } catch (const std::bad_alloc&) {
+        // No memory for the thread's state: likewise.
       }
     }
     cv_.NotifyOne();
