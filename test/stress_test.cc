@@ -892,22 +892,36 @@ TEST(StressTest, StoppedWhileCascadingKeepsNoCallback) {
 
 // Two threads each keep `keep` timers of their own made by `make`, stopping
 // the oldest and dropping its handle (the last) for each new one, for
-// `duration` of real time. Returns the number of timers made and how many
-// Stops returned true.
+// `duration` of real time, and on until they made more than kChurnMinMade
+// timers and `enough` (if given) returns true: a loaded machine slows the
+// churn, not what it must reach (up to kChurnLimit, after which the caller's
+// expectations fail). Returns the number of timers made and how many Stops
+// returned true.
 struct Churn {
   int64_t made = 0;
   int64_t stopped = 0;
 };
+constexpr int64_t kChurnMinMade = 1000;
+constexpr absl::Duration kChurnLimit = absl::Seconds(60);
 Churn ChurnWithStops(
     absl::Duration duration, size_t keep,
-    const std::function<absl::StatusOr<Timer>(std::mt19937_64&)>& make) {
+    const std::function<absl::StatusOr<Timer>(std::mt19937_64&)>& make,
+    const std::function<bool()>& enough = nullptr) {
   std::atomic<int64_t> made{0};
   std::atomic<int64_t> stopped{0};
-  const absl::Time end = absl::Now() + duration;
+  const absl::Time start = absl::Now();
+  const absl::Time end = start + duration;
+  const absl::Time limit = start + kChurnLimit;
+  auto go_on = [&] {
+    const absl::Time now = absl::Now();
+    if (now >= limit) return false;
+    return now < end || made.load() <= kChurnMinMade ||
+           (enough != nullptr && !enough());
+  };
   auto churn = [&](uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::deque<Timer> timers;
-    while (absl::Now() < end) {
+    while (go_on()) {
       for (int i = 0; i < 64; ++i) {
         absl::StatusOr<Timer> timer = make(rng);
         ASSERT_TRUE(timer.ok()) << timer.status();
@@ -932,8 +946,9 @@ Churn ChurnWithStops(
   return {made.load(), stopped.load()};
 }
 
-// How long each churn runs: enough for the sanitizers to catch a write after
-// hand-on on the old code (see the note on each test), short for CI.
+// How long each churn runs at least: enough for the sanitizers to catch a
+// write after hand-on on the old code (see the note on each test), short for
+// CI.
 constexpr absl::Duration kChurnTime = absl::Seconds(3);
 
 TEST(StressTest, CascadeRacingStopAndLastHandle) {
@@ -952,7 +967,7 @@ TEST(StressTest, CascadeRacingStopAndLastHandle) {
         return wheel->AfterFunc(
             d, [&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
       });
-  EXPECT_GT(churn.made, 1000);
+  EXPECT_GT(churn.made, kChurnMinMade);
   wheel->WaitIdle();
   EXPECT_EQ(wheel->Pending(), 0);
   EXPECT_EQ(wheel->Shutdown(), 0);
@@ -969,14 +984,17 @@ TEST(StressTest, RearmRacingStopAndLastHandle) {
                 /*workers=*/2);
   ASSERT_NE(wheel, nullptr);
   std::atomic<int64_t> runs{0};
-  const Churn churn =
-      ChurnWithStops(kChurnTime, /*keep=*/20, [&](std::mt19937_64& rng) {
+  const Churn churn = ChurnWithStops(
+      kChurnTime, /*keep=*/20,
+      [&](std::mt19937_64& rng) {
         const absl::Duration period =
             absl::Microseconds(50 + absl::Uniform(rng, 0, 200));
         return wheel->Every(
             period, [&runs] { runs.fetch_add(1, std::memory_order_relaxed); });
-      });
-  EXPECT_GT(churn.made, 1000);
+      },
+      // Under load a timer may be stopped before its first run, every one.
+      [&runs] { return runs.load() > 0; });
+  EXPECT_GT(churn.made, kChurnMinMade);
   // A periodic timer re-arms until it is stopped, so each Stop returned true.
   EXPECT_EQ(churn.stopped, churn.made);
   EXPECT_GT(runs.load(), 0);
@@ -997,6 +1015,8 @@ class CancelAllLoop {
           }
         }) {}
   ~CancelAllLoop() { Finish(); }
+  // What the calls so far cancelled.
+  int64_t cancelled() const { return cancelled_.load(); }
   int64_t Finish() {
     finish_ = true;
     if (thread_.joinable()) thread_.join();
@@ -1010,15 +1030,19 @@ class CancelAllLoop {
 };
 
 // ChurnWithStops of the timers `make` makes on `wheel`, with CancelAll in a
-// loop meanwhile; returns the churn and how many CancelAll cancelled, once
-// the wheel is idle with nothing pending (and a Shutdown finds nothing).
+// loop meanwhile, until CancelAll cancelled some (under load a CancelAll
+// waits long for the advancer's round, and finds nothing pending just after
+// another); returns the churn and how many CancelAll cancelled, once the
+// wheel is idle with nothing pending (and a Shutdown finds nothing).
 std::pair<Churn, int64_t> ChurnWithStopsAndCancelAll(
     TimingWheel* wheel, size_t keep,
     const std::function<absl::StatusOr<Timer>(std::mt19937_64&)>& make) {
   CancelAllLoop cancel_all(wheel);
-  const Churn churn = ChurnWithStops(kChurnTime, keep, make);
+  const Churn churn = ChurnWithStops(kChurnTime, keep, make, [&cancel_all] {
+    return cancel_all.cancelled() > 0;
+  });
   const int64_t cancelled = cancel_all.Finish();
-  EXPECT_GT(churn.made, 1000);
+  EXPECT_GT(churn.made, kChurnMinMade);
   EXPECT_GT(cancelled, 0);
   wheel->WaitIdle();
   EXPECT_EQ(wheel->Pending(), 0);
