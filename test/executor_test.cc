@@ -13,7 +13,6 @@
 // times, and an executor that throws.
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -167,52 +166,6 @@ TEST(ExecutorTest, ShutdownCancelsTasksNotStartedAndCountsThem) {
 }
 
 // ---- The executor matrix ----------------------------------------------------
-
-// Two threads of the test's own that run the tasks given to them, in order.
-class ThreadPoolExecutor {
- public:
-  ThreadPoolExecutor() {
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { Loop(); });
-  }
-  ThreadPoolExecutor(const ThreadPoolExecutor&) = delete;
-  ThreadPoolExecutor& operator=(const ThreadPoolExecutor&) = delete;
-  ~ThreadPoolExecutor() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& thread : threads_) thread.join();
-  }
-  void Add(absl::AnyInvocable<void()> task) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      tasks_.push_back(std::move(task));
-    }
-    cv_.notify_one();
-  }
-
- private:
-  void Loop() {
-    for (;;) {
-      absl::AnyInvocable<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return done_ || !tasks_.empty(); });
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      task();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<absl::AnyInvocable<void()>> tasks_;
-  bool done_ = false;
-  std::vector<std::thread> threads_;
-};
 
 enum class ExecutorKind { kInline, kThreadPool, kDropping };
 

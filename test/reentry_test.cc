@@ -9,14 +9,11 @@
 // instead of hanging CI.
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -244,60 +241,6 @@ class ShuttingDownScheduler : public Scheduler {
   int calls_ = 0;
 };
 
-// An executor with a thread of its own, as a user's thread pool would be:
-// the advancer hands it each due timer's task, and its thread runs the task
-// (or, with kDestroy, destroys it unrun). Joined when destroyed.
-class ThreadExecutor {
- public:
-  enum class Mode { kRun, kDestroy };
-  explicit ThreadExecutor(Mode mode)
-      : mode_(mode), thread_([this] { Work(); }) {}
-  ThreadExecutor(const ThreadExecutor&) = delete;
-  ThreadExecutor& operator=(const ThreadExecutor&) = delete;
-  ~ThreadExecutor() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  void Submit(absl::AnyInvocable<void()> task) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      tasks_.push_back(std::move(task));
-    }
-    cv_.notify_all();
-  }
-
- private:
-  void Work() {
-    for (;;) {
-      absl::AnyInvocable<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return done_ || !tasks_.empty(); });
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      if (mode_ == Mode::kRun) {
-        task();
-      } else {
-        task = nullptr;
-      }
-    }
-  }
-
-  const Mode mode_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<absl::AnyInvocable<void()>> tasks_;
-  bool done_ = false;
-  std::thread thread_;  // last: it starts once the rest is ready
-};
-
 class ReentryWhileShuttingDownTest : public testing::TestWithParam<Where> {};
 
 TEST_P(ReentryWhileShuttingDownTest, ShutdownFromUserCodeReturns) {
@@ -308,7 +251,7 @@ TEST_P(ReentryWhileShuttingDownTest, ShutdownFromUserCodeReturns) {
   options.workers = 1;
   const Where where = GetParam();
   // Outlives the wheel: its thread may still hold a task of it.
-  std::optional<ThreadExecutor> executor;
+  std::optional<ThreadPoolExecutor> executor;
   if (where == Where::kHookAfterACallbackThrew ||
       where == Where::kHookAfterTheExecutorThrew ||
       where == Where::kHookOfATaskDestroyedUnrun ||
@@ -332,11 +275,12 @@ TEST_P(ReentryWhileShuttingDownTest, ShutdownFromUserCodeReturns) {
     };
   } else if (where == Where::kCallbackOnTheExecutorsThread ||
              where == Where::kHookOfATaskDestroyedOnTheExecutorsThread) {
-    executor.emplace(where == Where::kCallbackOnTheExecutorsThread
-                         ? ThreadExecutor::Mode::kRun
-                         : ThreadExecutor::Mode::kDestroy);
+    executor.emplace(/*threads=*/1,
+                     where == Where::kCallbackOnTheExecutorsThread
+                         ? ThreadPoolExecutor::Tasks::kRun
+                         : ThreadPoolExecutor::Tasks::kDestroy);
     options.executor = [&executor](absl::AnyInvocable<void()> task) {
-      executor->Submit(std::move(task));
+      executor->Add(std::move(task));
     };
   }
   std::unique_ptr<TimingWheel> wheel = MakeWheel(std::move(options));

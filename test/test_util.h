@@ -52,6 +52,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -264,6 +265,59 @@ class Gate {
 
  private:
   Event open_;
+};
+
+// A thread pool of the test's own, as a user's executor would hand tasks
+// to: `threads` threads take the tasks given to Add in order and run them
+// (Tasks::kRun) or destroy them unrun (Tasks::kDestroy). Joins its threads
+// when destroyed, after the tasks left.
+class ThreadPoolExecutor {
+ public:
+  enum class Tasks { kRun, kDestroy };
+  explicit ThreadPoolExecutor(int threads = 2, Tasks tasks = Tasks::kRun)
+      : tasks_mode_(tasks) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ThreadPoolExecutor(const ThreadPoolExecutor&) = delete;
+  ThreadPoolExecutor& operator=(const ThreadPoolExecutor&) = delete;
+  ~ThreadPoolExecutor() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& thread : threads_) thread.join();
+  }
+  void Add(absl::AnyInvocable<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      absl::AnyInvocable<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return done_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      if (tasks_mode_ == Tasks::kRun) task();
+      // Else destroyed here, unrun, as `task` goes.
+    }
+  }
+
+  const Tasks tasks_mode_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<absl::AnyInvocable<void()>> tasks_;
+  bool done_ = false;
+  std::vector<std::thread> threads_;
 };
 
 // The engine behind `wheel`, or nullptr (and the test fails) if it could not
