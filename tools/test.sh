@@ -18,11 +18,10 @@
 #   tsan       clang, ThreadSanitizer
 #   gcc-tsan   g++, ThreadSanitizer, with -Werror like every preset (g++ warns
 #              about what clang does not, e.g. -Wtsan); the library and the
-#              tests where threads meet (scheduler_test included: its
-#              periodic timers run on a worker). Left to the tsan
-#              configuration, to keep this one near two minutes: the uptime
-#              arithmetic (uptime_test), the model test (80 s under g++'s
-#              TSan) and
+#              tests where threads meet (scheduler_test and uptime_test
+#              included: their timers run on a worker). Left to the tsan
+#              configuration, to keep this one near two minutes: the model
+#              test (80 s under g++'s TSan) and
 #              FaultsTest.ShutdownWithAMillionPending (a million adds on one
 #              thread, 47 s); see the gcc-tsan presets in CMakePresets.json
 #   asan       clang, AddressSanitizer + UndefinedBehaviorSanitizer
