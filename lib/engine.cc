@@ -118,16 +118,27 @@ void Engine::ReleaseOwner() {
 
 absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d, CallbackRef f,
                                             const char* caller) {
+  // Every check without a status on the way, which RefuseSchedule makes
+  // when one fails.
+  const int64_t now_ns = time_.NowNs();
+  int64_t deadline_ns;
+  if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration() ||
+      f.ops == nullptr || closed_.load(std::memory_order_acquire) ||
+      !time_.TryDeadlineAfter(now_ns, d, &deadline_ns)) {
+    return RefuseSchedule(d, f, now_ns, caller);
+  }
+  return NewArmed(f, nullptr, deadline_ns, now_ns, caller);
+}
+
+absl::Status Engine::RefuseSchedule(absl::Duration d, CallbackRef f,
+                                    int64_t now_ns, const char* caller) const {
   if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         caller, ": duration is ", absl::FormatDuration(d),
         "; it must be finite (every duration up to 100 years works)"));
   }
   if (absl::Status status = CheckNew(f, caller); !status.ok()) return status;
-  const int64_t now_ns = time_.NowNs();
-  absl::StatusOr<int64_t> deadline = time_.DeadlineAfter(now_ns, d, caller);
-  if (!deadline.ok()) return deadline.status();
-  return NewArmed(f, nullptr, *deadline, now_ns, caller);
+  return time_.DeadlineAfter(now_ns, d, caller).status();
 }
 
 absl::StatusOr<TimerNode*> Engine::Schedule(

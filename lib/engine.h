@@ -178,6 +178,9 @@ class Engine : public RefCounted {
   void OnThreadStart(ThreadRole role, int index) const;
   // What a new timer needs first: a callback, and a wheel not shut down.
   absl::Status CheckNew(CallbackRef f, const char* caller) const;
+  // Why Schedule(d, f) refused a timer, at `now_ns`.
+  absl::Status RefuseSchedule(absl::Duration d, CallbackRef f, int64_t now_ns,
+                              const char* caller) const;
   // Makes a timer (one-shot without a `scheduler`) and arms it at
   // `deadline_ns`, within Options::max_pending.
   absl::StatusOr<TimerNode*> NewArmed(CallbackRef f,

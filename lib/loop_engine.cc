@@ -109,10 +109,12 @@ absl::StatusOr<LoopTimer> LoopEngine::ScheduleAfter(absl::Duration d,
         "; it must be finite (every duration up to 100 years works)"));
   }
   if (!MayAdd(f)) return RefuseNew(f, caller);
-  absl::StatusOr<int64_t> deadline =
-      time_.DeadlineAfter(time_.NowNs(), d, caller);
-  if (!deadline.ok()) return deadline.status();
-  return NewOneShot(f, *deadline);
+  const int64_t now_ns = time_.NowNs();
+  int64_t deadline_ns;
+  if (!time_.TryDeadlineAfter(now_ns, d, &deadline_ns)) {
+    return time_.DeadlineAfter(now_ns, d, caller).status();
+  }
+  return NewOneShot(f, deadline_ns);
 }
 
 absl::Status LoopEngine::RefuseSteady(int64_t steady_ns, CallbackRef f) const {

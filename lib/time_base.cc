@@ -9,7 +9,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/placement.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -39,15 +38,10 @@ TimeBase::TimeBase(std::shared_ptr<Clock> clock, absl::Duration tick)
       origin_(clock_->Now()),
       origin_ns_(absl::ToInt64Nanoseconds(origin_)),
       tick_ns_(absl::ToInt64Nanoseconds(tick)),
+      by_tick_(tick_ns_),
       max_deadline_ns_(kMaxInt64 / tick_ns_ * tick_ns_) {}
 
-int64_t TimeBase::NowNs() const {
-  if (steady_) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-               .count() -
-           origin_ns_;
-  }
+int64_t TimeBase::OtherClockNowNs() const {
   // Never back: a reading below the latest one counts as the latest.
   const int64_t reading = absl::ToInt64Nanoseconds(clock_->Now() - origin_);
   int64_t latest = latest_ns_.load(std::memory_order_relaxed);
@@ -61,19 +55,11 @@ int64_t TimeBase::NowNs() const {
   return latest;
 }
 
-int64_t TimeBase::TickOf(int64_t deadline_ns) const {
-  return CeilDiv(deadline_ns, tick_ns_);
-}
-
 absl::StatusOr<int64_t> TimeBase::DeadlineAfter(int64_t now_ns,
                                                 absl::Duration d,
                                                 const char* caller) const {
-  if (d <= absl::ZeroDuration()) return now_ns;
-  // Saturated values (d of about 292 years or more) are out of range.
-  const int64_t d_ns = CeilNs(d);
-  if (d_ns < kMaxInt64 && d_ns <= max_deadline_ns_ - now_ns) {
-    return now_ns + d_ns;
-  }
+  int64_t deadline_ns;
+  if (TryDeadlineAfter(now_ns, d, &deadline_ns)) return deadline_ns;
   return absl::InvalidArgumentError(absl::StrCat(
       caller, ": duration ", absl::FormatDuration(d),
       " is out of range; deadlines must lie within ",

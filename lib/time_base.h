@@ -27,12 +27,16 @@
 #define TIMINGWHEEL_LIB_TIME_BASE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/divider.h"
+#include "core/placement.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/scheduler.h"
 
@@ -60,20 +64,47 @@ class TimeBase {
   absl::Duration origin() const { return origin_; }
   int64_t tick_ns() const { return tick_ns_; }
 
-  // Nanoseconds since the origin, now.
-  int64_t NowNs() const;
+  // Nanoseconds since the origin, now. Inline for SteadyClock(): every
+  // AfterFunc reads it.
+  int64_t NowNs() const {
+    if (steady_) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+                 .count() -
+             origin_ns_;
+    }
+    return OtherClockNowNs();
+  }
   // `ns` since the origin as a time of the clock.
   absl::Duration ToClock(int64_t ns) const {
     return origin_ + absl::Nanoseconds(ns);
   }
   // The tick in which a deadline falls due: the first tick boundary at or
   // after it.
-  int64_t TickOf(int64_t deadline_ns) const;
+  int64_t TickOf(int64_t deadline_ns) const {
+    // No division instruction for the deadlines of the hot path (>= 0).
+    return deadline_ns >= 0 ? by_tick_.Ceil(deadline_ns)
+                            : CeilDiv(deadline_ns, tick_ns_);
+  }
 
   // `now_ns + d` as a deadline; `now_ns` for d <= 0. InvalidArgument, whose
   // message starts with `caller`, when it is out of range (d = +inf too).
   absl::StatusOr<int64_t> DeadlineAfter(int64_t now_ns, absl::Duration d,
                                         const char* caller) const;
+  // DeadlineAfter's success, in `*deadline_ns`, without a status: false when
+  // DeadlineAfter would fail (which then says why).
+  bool TryDeadlineAfter(int64_t now_ns, absl::Duration d,
+                        int64_t* deadline_ns) const {
+    if (d <= absl::ZeroDuration()) {
+      *deadline_ns = now_ns;
+      return true;
+    }
+    // Saturated values (d of about 292 years or more) are out of range.
+    const int64_t d_ns = CeilNs(d);
+    if (d_ns == kMaxInt64Ns || d_ns > max_deadline_ns_ - now_ns) return false;
+    *deadline_ns = now_ns + d_ns;
+    return true;
+  }
   // The clock time `when` as a deadline, rounded up, also when it has passed
   // (the deadline of a timer that is due at once; one before the origin is
   // negative, saturated at INT64_MIN). InvalidArgument when past the range.
@@ -94,11 +125,17 @@ class TimeBase {
                                       absl::Duration delay) const;
 
  private:
+  static constexpr int64_t kMaxInt64Ns = std::numeric_limits<int64_t>::max();
+
+  // NowNs of a clock other than SteadyClock().
+  int64_t OtherClockNowNs() const;
+
   const std::shared_ptr<Clock> clock_;
   const bool steady_;
   const absl::Duration origin_;
   const int64_t origin_ns_;
   const int64_t tick_ns_;
+  const Divider by_tick_;          // divides by tick_ns_
   const int64_t max_deadline_ns_;  // the last whole tick below 2^63 ns
   // The latest NowNs of a clock other than SteadyClock(), which is steady.
   mutable std::atomic<int64_t> latest_ns_{0};
