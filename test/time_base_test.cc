@@ -149,6 +149,39 @@ TEST_F(TimeBaseTest, TickOfIsTheFirstTickBoundaryAtOrAfterTheDeadline) {
   EXPECT_EQ(time_.TickOf(kMs), 1);
   EXPECT_EQ(time_.TickOf(kMs + 1), 2);
   EXPECT_EQ(time_.TickOf(-1), 0);  // a deadline before the origin is due
+  EXPECT_EQ(time_.TickOf(-kMs - 1), -1);
+  // Deadlines >= 0 are divided without a division instruction: the same
+  // ticks at every power of two, its neighbours and the ends of the range.
+  for (int bit = 0; bit < 63; ++bit) {
+    for (int64_t delta : {-1, 0, 1}) {
+      const int64_t deadline = (int64_t{1} << bit) + delta;
+      if (deadline < 0) continue;
+      EXPECT_EQ(time_.TickOf(deadline), deadline / kMs + (deadline % kMs != 0))
+          << deadline;
+    }
+  }
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(time_.TickOf(max), max / kMs + 1);
+  EXPECT_EQ(time_.TickOf(std::numeric_limits<int64_t>::min()),
+            std::numeric_limits<int64_t>::min() / kMs);
+}
+
+TEST_F(TimeBaseTest, TryDeadlineAfterAgreesWithDeadlineAfter) {
+  for (absl::Duration d :
+       {-absl::InfiniteDuration(), absl::Nanoseconds(-5), absl::ZeroDuration(),
+        absl::Nanoseconds(1), absl::Nanoseconds(1) / 4, absl::Seconds(1),
+        absl::Hours(24 * 365 * 100), absl::Hours(24 * 365 * 300),
+        absl::InfiniteDuration()}) {
+    for (int64_t now_ns : {int64_t{0}, int64_t{123}, kMs * 1000}) {
+      int64_t deadline_ns = -1;
+      const bool tried = time_.TryDeadlineAfter(now_ns, d, &deadline_ns);
+      absl::StatusOr<int64_t> deadline = time_.DeadlineAfter(now_ns, d, "x");
+      ASSERT_EQ(tried, deadline.ok()) << d << " " << now_ns;
+      if (tried) {
+        EXPECT_EQ(deadline_ns, *deadline) << d << " " << now_ns;
+      }
+    }
+  }
 }
 
 // A scheduler that answers `delay` and records the context it was asked in.
