@@ -3,7 +3,6 @@
 
 #include "time_base.h"
 
-#include <chrono>
 #include <limits>
 #include <utility>
 

@@ -101,7 +101,10 @@ class TimeBase {
     }
     // Saturated values (d of about 292 years or more) are out of range.
     const int64_t d_ns = CeilNs(d);
-    if (d_ns == kMaxInt64Ns || d_ns > max_deadline_ns_ - now_ns) return false;
+    if (d_ns == std::numeric_limits<int64_t>::max() ||
+        d_ns > max_deadline_ns_ - now_ns) {
+      return false;
+    }
     *deadline_ns = now_ns + d_ns;
     return true;
   }
@@ -125,8 +128,6 @@ class TimeBase {
                                       absl::Duration delay) const;
 
  private:
-  static constexpr int64_t kMaxInt64Ns = std::numeric_limits<int64_t>::max();
-
   // NowNs of a clock other than SteadyClock().
   int64_t OtherClockNowNs() const;
 
