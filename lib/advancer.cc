@@ -223,12 +223,17 @@ void Advancer::Apply(const Submission& s) {
     Drop(node);  // stale: the submission's reference goes
     return;
   }
-  // The submission's reference becomes the bucket's, or the task's.
-  const int64_t deadline_ns = node->deadline_ns.load(std::memory_order_relaxed);
-  if (!core_.Add(node, deadline_ns)) Dispatch(node);
+  // The submission's reference becomes the bucket's, or the task's. The
+  // deadline read after the claim: this arm's, or a later one's, whose
+  // compare-and-swap Dispatch's then meets (timer_state.h, Locking).
+  if (!core_.Add(node)) Dispatch(node);
 }
 
 void Advancer::Dispatch(TimerNode* node) {
+  // Read before the compare-and-swap: if that succeeds, no later arm's
+  // deadline was written before this read (each is written after its own
+  // compare-and-swap), so this is the arm's.
+  const int64_t deadline_ns = node->expiration();
   uint64_t word = node->LoadState();
   const uint64_t gen = GenerationOf(word);
   if (!IsLinkedPending(word) ||
@@ -236,10 +241,7 @@ void Advancer::Dispatch(TimerNode* node) {
     Drop(node);  // stopped, reset or cancelled meanwhile
     return;
   }
-  // The reference goes with the task. A Reset that moves the node after the
-  // compare-and-swap sets its deadline after its own, so this is the arm's.
-  scratch_.batch.push_back(
-      {node, gen, node->deadline_ns.load(std::memory_order_relaxed)});
+  scratch_.batch.push_back({node, gen, deadline_ns});  // the reference too
 }
 
 void Advancer::Drop(TimerNode* node) {

@@ -206,7 +206,7 @@ absl::StatusOr<TimerNode*> Engine::NewArmed(
 
 bool Engine::HandOn(TimerNode* node, uint64_t gen, bool was_pending,
                     int64_t deadline_ns, int64_t now_ns) {
-  node->deadline_ns.store(deadline_ns, std::memory_order_relaxed);
+  node->set_expiration(deadline_ns);  // the arm's deadline
   if (deadline_ns <= now_ns) {
     uint64_t expected = MakeStateWord(gen, State::kPending);
     if (!node->CasState(expected, MakeStateWord(gen, State::kDispatched))) {
@@ -352,8 +352,8 @@ Engine::ResetResult Engine::ResetLocked(TimerNode* node, int64_t deadline_ns,
       // the state (kRunningArmed: unchanged).
       const uint64_t rearmed = MakeStateWord(gen, State::kRunningArmed);
       if (!node->CasState(word, rearmed)) continue;
-      node->has_rearm = true;
-      node->deadline_ns.store(deadline_ns, std::memory_order_relaxed);
+      node->mu.set_has_rearm(true);
+      node->set_expiration(deadline_ns);  // where to re-arm
       if (state != State::kRunningArmed) counts_.Armed();
       return {state == State::kRunningArmed};
     }
@@ -361,7 +361,7 @@ Engine::ResetResult Engine::ResetLocked(TimerNode* node, int64_t deadline_ns,
     // generation + 1, which makes a stale worker task, submission or Stop
     // of the old arm do nothing.
     if (node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
-      node->has_rearm = false;
+      node->mu.set_has_rearm(false);
       if (!IsPending(state)) counts_.Armed();
       *armed = gen + 1;
       return {IsPending(state)};

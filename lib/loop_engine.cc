@@ -315,13 +315,13 @@ bool LoopEngine::Reset(LoopNode* node, absl::Duration d) {
       return true;
     case State::kRunningArmed:
       node->has_rearm = true;
-      node->expiration = *deadline;  // the re-arm's deadline
+      node->set_expiration(*deadline);  // the re-arm's deadline
       return true;
     case State::kRunning:
       // Re-armed when the callback returns, so runs never overlap.
       node->state = State::kRunningArmed;
       node->has_rearm = true;
-      node->expiration = *deadline;  // the re-arm's deadline
+      node->set_expiration(*deadline);  // the re-arm's deadline
       ++pending_;
       return false;
     default:  // kDone, kStopped: armed anew, held by the wheel again

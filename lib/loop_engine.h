@@ -192,7 +192,7 @@ class LoopEngine {
   }
   // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
   void Arm(LoopNode* node, int64_t deadline_ns) {
-    node->expiration = deadline_ns;  // the deadline, linked or due
+    node->set_expiration(deadline_ns);  // the deadline, linked or due
     node->state = LoopNode::State::kPending;
     node->has_rearm = false;
     if (core_.Add(node, deadline_ns)) return;

@@ -6,8 +6,8 @@
 // A node is a 32-byte header followed, in the same block, by its callable:
 //
 //   offset  size  field
-//   0       16    CoreNode: expiration (the deadline), prev, next (the
-//                 core's)
+//   0       16    CoreNode: prev, next (the core's), expiration (the
+//                 deadline)
 //   16      8     ops: how to run, move and destroy the callable
 //   24      4     refs: one per LoopTimer handle, one while the wheel holds it
 //   28      4     state, kind, in_due, has_rearm
@@ -90,7 +90,7 @@ struct LoopNode : CoreNode {
   // The callable, right after the header.
   void* callable() { return reinterpret_cast<char*>(this) + sizeof(LoopNode); }
   // The deadline (see the top): the core's expiration.
-  int64_t deadline_ns() const { return expiration; }
+  int64_t deadline_ns() const { return expiration(); }
 
   // The callable's operations; null once it was destroyed (the wheel went).
   const CallbackOps* ops;

@@ -339,10 +339,12 @@ class ABSL_LOCKABLE SpinLock : private lock_rank::Ranked {
   std::atomic<bool> locked_{false};
 };
 
+// For a SpinLock, or a lock of the same interface (a timer node's:
+// lib/timer_state.h).
+template <class Lock>
 class ABSL_SCOPED_LOCKABLE SpinLockHolder {
  public:
-  explicit SpinLockHolder(SpinLock* mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu)
-      : mu_(mu) {
+  explicit SpinLockHolder(Lock* mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {
     mu_->Lock();
   }
   SpinLockHolder(const SpinLockHolder&) = delete;
@@ -350,7 +352,7 @@ class ABSL_SCOPED_LOCKABLE SpinLockHolder {
   ~SpinLockHolder() ABSL_UNLOCK_FUNCTION() { mu_->Unlock(); }
 
  private:
-  SpinLock* const mu_;
+  Lock* const mu_;
 };
 
 #ifdef NDEBUG

@@ -210,7 +210,8 @@ bool Runner::AsksScheduler(TimerNode* node) {
   // with side effects (a retry budget, a log line) sees only the runs that
   // happen.
   SpinLockHolder lock(&node->mu);
-  return StateOf(node->LoadState()) == State::kRunningArmed && !node->has_rearm;
+  return StateOf(node->LoadState()) == State::kRunningArmed &&
+         !node->mu.has_rearm();
 }
 
 std::optional<int64_t> Runner::NextRun(TimerNode* node, int64_t deadline_ns) {
@@ -282,12 +283,12 @@ State Runner::Rearm(TimerNode* node, uint64_t gen,
     uint64_t word = node->LoadState();
     if (StateOf(word) != State::kRunningArmed) {
       // Not armed again: kRunning, or a Stop or cancel took the re-arm.
-      node->has_rearm = false;
+      node->mu.set_has_rearm(false);
       const State end = EndOfRun(StateOf(word));
       if (node->CasState(word, MakeStateWord(gen, end))) return end;
       continue;
     }
-    if (!node->has_rearm && !next_ns.has_value()) {
+    if (!node->mu.has_rearm() && !next_ns.has_value()) {
       // The schedule ended: the timer is no longer pending.
       if (node->CasState(word, MakeStateWord(gen, State::kEnded))) {
         counts_->Retired();
@@ -296,13 +297,12 @@ State Runner::Rearm(TimerNode* node, uint64_t gen,
       continue;
     }
     const int64_t deadline_ns =
-        node->has_rearm ? node->deadline_ns.load(std::memory_order_relaxed)
-                        : *next_ns;
+        node->mu.has_rearm() ? node->expiration() : *next_ns;
     if (!node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
       continue;  // a Stop won: re-read
     }
-    node->has_rearm = false;
-    node->deadline_ns.store(deadline_ns, std::memory_order_relaxed);
+    node->mu.set_has_rearm(false);
+    node->set_expiration(deadline_ns);  // the new arm's
     *rearm_ns = deadline_ns;
     return State::kPending;
   }

@@ -13,13 +13,15 @@ TimerNode* TimerNode::New(NodePool* pool, CallbackRef f,
                           std::unique_ptr<Scheduler> scheduler, int32_t refs) {
   // The callable goes to the room, to a block of its own (the call site
   // boxed anything bigger than a block: callback.h), or, for a periodic
-  // timer, after its state on the heap.
+  // timer or one whose operations have no number, after its OutOfLine on
+  // the heap.
   Storage storage = Storage::kRoom;
   void* extra = nullptr;
-  if (scheduler != nullptr) {
-    storage = Storage::kPeriodic;
-    extra = ::operator new(PeriodicState::kCallableOffset + f.ops->size);
-    new (extra) PeriodicState(std::move(scheduler));
+  const uint32_t number = scheduler != nullptr ? 0 : CallbackNumberOf(f.ops);
+  if (number == 0) {
+    storage = scheduler != nullptr ? Storage::kPeriodic : Storage::kHeap;
+    extra = ::operator new(OutOfLine::kCallableOffset + f.ops->size);
+    new (extra) OutOfLine(std::move(scheduler), f.ops);
   } else if (f.ops->size > kRoom) {
     storage = Storage::kBlock;
     extra = pool->Allocate();
@@ -28,64 +30,47 @@ TimerNode* TimerNode::New(NodePool* pool, CallbackRef f,
   try {
     memory = pool->Allocate();
   } catch (...) {
-    if (storage == Storage::kPeriodic) {
-      static_cast<PeriodicState*>(extra)->~PeriodicState();
-      ::operator delete(extra);
-    } else if (storage == Storage::kBlock) {
+    if (storage == Storage::kBlock) {
       pool->Free(extra);
+    } else if (storage != Storage::kRoom) {
+      static_cast<OutOfLine*>(extra)->~OutOfLine();
+      ::operator delete(extra);
     }
     throw;
   }
-  return new (memory) TimerNode(f, storage, extra, refs);
+  return new (memory) TimerNode(f, number, storage, extra, refs);
 }
 
-TimerNode::TimerNode(CallbackRef f, Storage storage, void* extra, int32_t refs)
+TimerNode::TimerNode(CallbackRef f, uint32_t number, Storage storage,
+                     void* extra, int32_t refs)
     : state(MakeStateWord(0, State::kPending)),
-      ops_(f.ops),
-      refs_(refs),
-      storage_(storage) {
-  if (storage_ != Storage::kRoom) std::memcpy(room_, &extra, sizeof(extra));
+      callable_(number << kNumberShift | static_cast<uint32_t>(storage)),
+      mu(refs) {
+  if (storage != Storage::kRoom) std::memcpy(room_, &extra, sizeof(extra));
   f.ops->move_to(f.callable, Callable());
 }
 
 void TimerNode::DestroyCallback(NodePool* pool) noexcept {
-  const CallbackOps* ops = std::exchange(ops_, nullptr);
-  if (ops == nullptr) return;
+  if (mu.MarkCallableDestroyed()) DestroyCallable(pool);
+}
+
+void TimerNode::DestroyCallable(NodePool* pool) noexcept {
+  const CallbackOps* ops = Ops();
   void* callable = Callable();
   if (ops->destroy != nullptr) ops->destroy(callable);
-  if (storage_ == Storage::kBlock) pool->Free(callable);
+  if (storage() == Storage::kBlock) pool->Free(callable);
 }
 
 void TimerNode::Unref(NodePool* pool) {
-  // A count of 1 is the caller's own reference, the last: no other thread
-  // holds one, and only a holder takes another (Ref), so the count cannot
-  // change any more and needs no read-modify-write. The acquire load pairs
-  // with the other holders' releasing decrements, as the fetch_sub would.
-  if (refs_.load(std::memory_order_acquire) != 1 &&
-      refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) {
-    return;
-  }
-  DestroyCallback(pool);
-  if (periodic()) {
-    PeriodicState* periodic = &periodic_state();
-    periodic->~PeriodicState();
-    ::operator delete(periodic);
+  if (!mu.Unref()) return;
+  if (!mu.callable_destroyed()) DestroyCallable(pool);
+  if (out_of_line()) {
+    OutOfLine* state = &out_of_line_state();
+    state->~OutOfLine();
+    ::operator delete(state);
   }
   this->~TimerNode();
   pool->Free(this);
-}
-
-bool TimerNode::UnrefIfNotLast() {
-  int32_t refs = refs_.load(std::memory_order_relaxed);
-  while (refs > 1) {
-    // acq_rel, as Unref: this holder's writes happen before the deletion by
-    // whichever holder releases the last reference.
-    if (refs_.compare_exchange_weak(refs, refs - 1, std::memory_order_acq_rel,
-                                    std::memory_order_relaxed)) {
-      return true;
-    }
-  }
-  return false;
 }
 
 bool TimerNode::Cancel(uint64_t gen) {
@@ -105,8 +90,9 @@ std::optional<int64_t> TimerNode::PendingDeadlineNs() {
   const State s = StateOf(LoadState());
   if (!IsPending(s)) return std::nullopt;
   // In kRunningArmed: the re-arm of a Reset made during this run, or, for a
-  // periodic timer with none, this run's deadline (see `deadline_ns`).
-  return deadline_ns.load(std::memory_order_relaxed);
+  // periodic timer with none, this run's deadline (the byte map's
+  // expiration).
+  return expiration();
 }
 
 }  // namespace timingwheel::internal

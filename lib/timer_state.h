@@ -44,15 +44,28 @@
 // or a cancel (kCancelled).
 //
 // Locking:
-//   * `state`, `refs` and `deadline_ns` are atomics, touched without locks.
-//   * `mu` (the node lock, a SpinLock) serializes the threads that arm the
-//     node anew and set its deadline: Reset, and the worker re-arming it
-//     after a run. It guards `has_rearm`. The wheel's owner never takes it.
+//   * `state`, the reference count and the deadline (the CoreNode's
+//     `expiration`) are atomics, touched without locks.
+//   * `mu` (the node lock: one bit of the word that also holds the reference
+//     count) serializes the threads that arm the node anew and set its
+//     deadline: Reset, and the worker re-arming it after a run. It guards
+//     the re-arm flag (`mu.has_rearm()`). The wheel's owner never takes it.
 //     Its place among the locks: kNode in the lock table of lib/mutex.h.
-//   * The CoreNode part (expiration, links in the core) belongs to the
+//   * The deadline is written by the thread that arms the node (the caller
+//     of AfterFunc before it hands the node on; Reset and the worker's
+//     re-arm under `mu`, after their compare-and-swap) and read by anyone:
+//     the owner places the node by it. So a Reset may move it while the
+//     owner still holds a link of the arm it ended: such a stale link is
+//     placed by whatever deadline the owner reads, and dropped when met
+//     (WheelCore::AdvanceSome reads it afresh at each placement). The owner
+//     dispatches an arm only by a compare-and-swap from that arm's linked
+//     word, after reading the deadline (acquire): a deadline of a later arm
+//     is written after that arm's compare-and-swap, so having read it, the
+//     owner's fails. Never early, with one deadline per node.
+//   * The links in the core (CoreNode's prev and next) belong to the
 //     thread that owns the wheel's core (the advancer, or Shutdown once it
 //     has stopped): callers hand it arms and stops through the inbox
-//     (lib/handoff/inbox.h) and never read it. The owner alone sets the
+//     (lib/handoff/inbox.h) and never read them. The owner alone sets the
 //     linked bit of the state word (by compare-and-swap, as every move).
 //   * The callable: run by the thread that moved the node to a running
 //     state; destroyed by the thread that cancelled it for good, or by the
@@ -78,9 +91,11 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "callback_numbers.h"
 #include "core/bucket.h"
 #include "mutex.h"
 #include "node_pool.h"
@@ -206,41 +221,133 @@ constexpr State EndOfRun(State running) {
   }
 }
 
+// The node's reference count, its lock and two flags, in one word:
+// refs << 3 | callable destroyed << 2 | has_rearm << 1 | locked. A count's
+// increment or decrement leaves the three low bits alone; the lock is a
+// compare-and-swap on the whole word, so a count moving meanwhile only makes it
+// try again. The count is the node's (Lifetime, above); the lock works as a
+// SpinLock (lib/mutex.h) in one bit; the re-arm flag is guarded by the lock.
+class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
+ public:
+  explicit NodeRefsAndLock(int32_t refs)
+      : Ranked(LockRank::kNode), word_(static_cast<uint32_t>(refs) << 3) {}
+  NodeRefsAndLock(const NodeRefsAndLock&) = delete;
+  NodeRefsAndLock& operator=(const NodeRefsAndLock&) = delete;
+
+  void Ref() { word_.fetch_add(kOneRef, std::memory_order_relaxed); }
+  // Releases one reference; whether it was the last. A count of 1 is the
+  // caller's own, the last: no other thread holds one, and only a holder
+  // takes another, so the count cannot change any more and needs no
+  // read-modify-write. Memory ordering: acq_rel (the acquire load pairs with
+  // the other holders' releasing decrements, as the fetch_sub would), so
+  // every write to the node by any holder happens before its deletion.
+  bool Unref() {
+    return Refs(word_.load(std::memory_order_acquire)) == 1 ||
+           Refs(word_.fetch_sub(kOneRef, std::memory_order_acq_rel)) == 1;
+  }
+  // Releases one reference unless it is the last, and says whether it did.
+  bool UnrefIfNotLast() {
+    uint32_t word = word_.load(std::memory_order_relaxed);
+    while (Refs(word) > 1) {
+      if (word_.compare_exchange_weak(word, word - kOneRef,
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_relaxed)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Memory ordering: acquire on lock and release on unlock, as a mutex.
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
+    WillLock();
+    uint32_t word = word_.load(std::memory_order_relaxed);
+    for (;;) {
+      if ((word & kLocked) != 0) {
+        std::this_thread::yield();
+        word = word_.load(std::memory_order_relaxed);
+      } else if (word_.compare_exchange_weak(word, word | kLocked,
+                                             std::memory_order_acquire,
+                                             std::memory_order_relaxed)) {
+        return;
+      }
+    }
+  }
+  void Unlock() ABSL_UNLOCK_FUNCTION() {
+    word_.fetch_and(~kLocked, std::memory_order_release);
+    Unlocked();
+  }
+
+  // Whether a Reset made during a run left a re-arm (TimerNode's deadline).
+  bool has_rearm() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(this) {
+    return (word_.load(std::memory_order_relaxed) & kRearm) != 0;
+  }
+  void set_has_rearm(bool rearm) ABSL_EXCLUSIVE_LOCKS_REQUIRED(this) {
+    if (rearm) {
+      word_.fetch_or(kRearm, std::memory_order_relaxed);
+    } else {
+      word_.fetch_and(~kRearm, std::memory_order_relaxed);
+    }
+  }
+
+  // Marks the node's callable destroyed; whether it was not yet. Only a
+  // thread that may destroy it calls this (TimerNode::DestroyCallback), and
+  // no two at once; a read-modify-write so that the count may move meanwhile.
+  bool MarkCallableDestroyed() {
+    return (word_.fetch_or(kDestroyed, std::memory_order_relaxed) &
+            kDestroyed) == 0;
+  }
+  // Whether it is marked, for the holder of the last reference (the mark,
+  // if any, happened before that reference's release: Unref's acquire).
+  bool callable_destroyed() const {
+    return (word_.load(std::memory_order_relaxed) & kDestroyed) != 0;
+  }
+
+ private:
+  static constexpr uint32_t kLocked = 1;
+  static constexpr uint32_t kRearm = 2;
+  static constexpr uint32_t kDestroyed = 4;
+  static constexpr uint32_t kOneRef = 8;
+  static constexpr uint32_t Refs(uint32_t word) { return word >> 3; }
+
+  std::atomic<uint32_t> word_;
+};
+
 // The node, byte by byte (x86-64, release build; a debug build's lock
 // carries its rank, so the node is bigger there):
 //
 //   offset size  field
-//    0      8    expiration       \  CoreNode: the core's part, the owner's
-//    8      4    prev              > alone (the linked arm's deadline, and
-//   12      4    next             /  the node's links in its bucket)
+//    0      4    prev             \  CoreNode: the links are the owner's
+//    4      4    next              > alone; the expiration is the deadline
+//    8      8    expiration       /  of the node's current arm, in
+//                                    nanoseconds since the engine's origin
+//                                    (see Locking above)
 //   16      8    state            generation << 8 | linked bit | State
-//   24      8    deadline_ns      the arm's deadline (callers write it)
-//   32      8    ops              the callable's operations; null once
-//                                 destroyed
-//   40      4    refs
-//   44      1    mu               the node lock (Reset, re-arm)
-//   45      1    has_rearm
-//   46      1    storage          where the callable is: the room, a second
-//                                 block, or a periodic timer's state
-//   47      1    (padding)
-//   48     16    room             the callable (kRoom bytes), or a pointer
+//   24      4    callable         the operations' number << 2 | where the
+//                                 callable is (Storage); set once
+//   28      4    mu               refs << 3 | callable destroyed << 2 |
+//                                 has_rearm << 1 | locked (NodeRefsAndLock)
+//   32     16    room             the callable (kRoom bytes), or a pointer
 //                                 to where it is
 //
-// 64 bytes, one cache line: the pool's block. A callable of at most kRoom
-// bytes (a lambda capturing two pointers, `[this, id]`) lives in the room;
-// one of at most kWheelBlockCallable (an absl::AnyInvocable, a lambda capturing
-// up to eight pointers) in a second block of the same pool, taken from the
-// same thread cache; a bigger one was boxed on the heap by the call site
-// (callback.h). Nothing a periodic timer alone needs is in a one-shot node:
-// a periodic timer's node (from the same pool) points to its
-// PeriodicState on the heap, which holds its scheduler, its run count and
-// its callable. Every node is in the node arena (node_arena.h), so the
-// core may name it by 32 bits.
+// 48 bytes: the pool's block. A callable of at most kRoom bytes (a lambda
+// capturing two pointers, `[this, id]`) lives in the room; one of at most
+// kWheelBlockCallable (an absl::AnyInvocable, a lambda capturing up to six
+// pointers) in a second block of the same pool, taken from the same thread
+// cache; a bigger one was boxed on the heap by the call site (callback.h).
+// The operations are named by number (lib/callback_numbers.h), 32 bits; a
+// callable without one (numbers run out after some 65,000 types) keeps
+// them on the heap beside it (kHeap), as a periodic timer does (kPeriodic:
+// its scheduler, run count, operations and callable on the heap, so that
+// nothing a periodic timer alone needs is in a one-shot node). Every node
+// is in the node arena (node_arena.h), so the core may name it by 32 bits.
 //
 // Which node a handle's engine is: no node says. A Timer keeps its node's
 // home (NodeHome) itself, and every other holder of a node knows its engine
 // and hands its pool to Unref.
-class TimerNode : public CoreNode {
+// Aligned to the arena's unit, so that every block of the pool (and so
+// every node) has a 32-bit name: 48 bytes are three units.
+class alignas(NodeArena::kUnit) TimerNode : public CoreNode {
  public:
   // The callable kept in the node itself.
   static constexpr size_t kRoom = 16;
@@ -254,7 +361,7 @@ class TimerNode : public CoreNode {
   TimerNode(const TimerNode&) = delete;
   TimerNode& operator=(const TimerNode&) = delete;
 
-  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void Ref() { mu.Ref(); }
   // A handle (Timer) counts itself in its home (NodeHome) while it lives,
   // besides its reference: a copy takes both, and a handle lets go of both,
   // the reference first.
@@ -274,7 +381,7 @@ class TimerNode : public CoreNode {
   // Releases one reference unless it is the last, and says whether it did: a
   // thread that must not destroy the node where it stands (the advancer in
   // the middle of a flush) keeps the last one for a later Unref.
-  bool UnrefIfNotLast();
+  bool UnrefIfNotLast() { return mu.UnrefIfNotLast(); }
 
   // Compare-and-swap on the state word: acq_rel on success (a winner sees what
   // the previous owner wrote, and publishes its own writes), acquire on
@@ -296,15 +403,16 @@ class TimerNode : public CoreNode {
   // the engine's origin; for kRunningArmed the re-arm a Reset left, if any,
   // else the deadline of the run in progress. std::nullopt when not pending.
   // Takes `mu`: every thread that moves the node into kPending with a new
-  // deadline, or sets the re-arm, holds it (Reset, Rearm, the advancer), so
-  // the state and the deadline read under it belong to the same arm. The
-  // moves that need no lock (Stop, a worker starting the callback) change
-  // no deadline.
+  // deadline, or sets the re-arm, holds it (Reset, the worker's re-arm;
+  // AfterFunc's node is not shared yet), so the state and the deadline read
+  // under it belong to the same arm. The moves that need no lock (Stop, a
+  // worker starting the callback, the owner's link and dispatch) change no
+  // deadline.
   std::optional<int64_t> PendingDeadlineNs() ABSL_LOCKS_EXCLUDED(mu);
 
   // Runs the callable. Only the thread that moved the node to kRunning or
   // kRunningArmed calls it.
-  void RunCallback() { ops_->run(Callable()); }
+  void RunCallback() { Ops()->run(Callable()); }
   // Destroys the callable, if not done yet, and gives its second block back
   // to `pool`. Shutdown and CancelAll call it for a node they cancelled,
   // which nobody will run, and the runner for one cancelled while it ran,
@@ -313,26 +421,26 @@ class TimerNode : public CoreNode {
 
   std::atomic<uint64_t> state;
 
-  // The deadline of the current arm, in nanoseconds since the engine's
-  // origin. While the callback runs (kRunning, kRunningArmed) it is that run's
-  // deadline, unless a Reset made during the run set `has_rearm`: then it is
-  // where to re-arm when the callback returns. Written under `mu` by the
-  // arming thread after its compare-and-swap, and before it pushes the arm's
-  // submission; read by the owner without a lock (a value of a later arm
-  // belongs to an arm whose linked bit the owner's check then finds
-  // cleared).
-  std::atomic<int64_t> deadline_ns{0};
-
  private:
-  const CallbackOps* ops_;
-  std::atomic<int32_t> refs_;
+  // Where the callable is.
+  enum class Storage : uint8_t {
+    kRoom,      // in the room; operations by number
+    kBlock,     // in a second block of the pool; operations by number
+    kHeap,      // on the heap after its OutOfLine, with its operations
+    kPeriodic,  // the same, with a scheduler
+  };
+  static constexpr uint32_t kStorageMask = 3;
+  static constexpr int kNumberShift = 2;
+
+  // The operations' number and the Storage.
+  const uint32_t callable_;
 
  public:
-  SpinLock mu{LockRank::kNode};
-  bool has_rearm ABSL_GUARDED_BY(mu) = false;
+  // The node lock and the reference count (see the byte map).
+  NodeRefsAndLock mu;
 
   // Made by Every or ScheduleFunc.
-  bool periodic() const { return storage_ == Storage::kPeriodic; }
+  bool periodic() const { return storage() == Storage::kPeriodic; }
   // The periodic timer's scheduler; called only by the worker that ran the
   // callback. Precondition: periodic().
   Scheduler& scheduler();
@@ -344,69 +452,86 @@ class TimerNode : public CoreNode {
   // so runs of one timer never count at once. Precondition: periodic().
   void CountRun();
 
-  // A periodic timer's state (below).
-  struct PeriodicState;
+  // What a kHeap or kPeriodic node keeps on the heap (below).
+  struct OutOfLine;
 
  private:
-  // Where the callable is.
-  enum class Storage : uint8_t { kRoom, kBlock, kPeriodic };
-
-  // `extra`: the second block (kBlock) or the PeriodicState (kPeriodic).
-  TimerNode(CallbackRef f, Storage storage, void* extra, int32_t refs);
+  // `number`: the operations' (0 for kHeap and kPeriodic); `extra`: the
+  // second block (kBlock) or the OutOfLine (kHeap, kPeriodic).
+  TimerNode(CallbackRef f, uint32_t number, Storage storage, void* extra,
+            int32_t refs);
   ~TimerNode() = default;
 
+  Storage storage() const {
+    return static_cast<Storage>(callable_ & kStorageMask);
+  }
+  bool out_of_line() const { return storage() >= Storage::kHeap; }
   void* Extra() const {
     void* extra;
     std::memcpy(&extra, room_, sizeof(extra));
     return extra;
   }
-  PeriodicState& periodic_state() const {
-    return *static_cast<PeriodicState*>(Extra());
+  OutOfLine& out_of_line_state() const {
+    return *static_cast<OutOfLine*>(Extra());
   }
+  const CallbackOps* Ops() const;
   void* Callable();
+  // Destroys the callable and gives its second block back to `pool`:
+  // DestroyCallback's part after the mark, and the last Unref's (which
+  // needs no mark: nobody else holds the node).
+  void DestroyCallable(NodePool* pool) noexcept;
 
-  const Storage storage_;
   alignas(alignof(void*)) unsigned char room_[kRoom];
 };
 
-// What a periodic timer has beyond a one-shot one, on the heap (periodic
-// timers are few): its scheduler, its run count and, right after, its
-// callable.
-struct TimerNode::PeriodicState {
+// What a node keeps on the heap when its callable is not in the pool's
+// blocks: a periodic timer's scheduler and run count (periodic timers are
+// few), the operations of a callable without a number, and, right after,
+// the callable.
+struct TimerNode::OutOfLine {
   static constexpr size_t kCallableOffset = 32;
 
-  explicit PeriodicState(std::unique_ptr<Scheduler> scheduler)
-      : scheduler(std::move(scheduler)) {}
+  OutOfLine(std::unique_ptr<Scheduler> scheduler, const CallbackOps* ops)
+      : scheduler(std::move(scheduler)), ops(ops) {}
   void* callable() { return reinterpret_cast<char*>(this) + kCallableOffset; }
 
-  const std::unique_ptr<Scheduler> scheduler;
+  const std::unique_ptr<Scheduler> scheduler;  // null for kHeap
   std::atomic<int64_t> runs{0};  // written by the worker that runs it
+  const CallbackOps* const ops;
 };
-static_assert(sizeof(TimerNode::PeriodicState) <=
-                  TimerNode::PeriodicState::kCallableOffset,
+static_assert(sizeof(TimerNode::OutOfLine) <=
+                  TimerNode::OutOfLine::kCallableOffset,
               "the callable follows the state");
 
+inline const CallbackOps* TimerNode::Ops() const {
+  if (out_of_line()) return out_of_line_state().ops;
+  return CallbackOpsOf(callable_ >> kNumberShift);
+}
+
 inline void* TimerNode::Callable() {
-  switch (storage_) {
+  switch (storage()) {
     case Storage::kRoom:
       return room_;
     case Storage::kBlock:
       return Extra();
+    case Storage::kHeap:
     case Storage::kPeriodic:
-      return periodic_state().callable();
+      return out_of_line_state().callable();
   }
   return room_;
 }
 
-inline Scheduler& TimerNode::scheduler() { return *periodic_state().scheduler; }
+inline Scheduler& TimerNode::scheduler() {
+  return *out_of_line_state().scheduler;
+}
 
 inline int64_t TimerNode::runs() const {
   if (!periodic()) return 0;
-  return periodic_state().runs.load(std::memory_order_relaxed);
+  return out_of_line_state().runs.load(std::memory_order_relaxed);
 }
 
 inline void TimerNode::CountRun() {
-  std::atomic<int64_t>& runs = periodic_state().runs;
+  std::atomic<int64_t>& runs = out_of_line_state().runs;
   runs.store(runs.load(std::memory_order_relaxed) + 1,
              std::memory_order_relaxed);
 }
@@ -415,7 +540,8 @@ static_assert(sizeof(TimerNode) >= kWheelBlockCallable,
               "a callable the call site keeps inline fits a block");
 
 #ifdef NDEBUG
-static_assert(sizeof(TimerNode) == 64, "the node, as drawn above");
+static_assert(sizeof(TimerNode) == 48 && sizeof(NodeRefsAndLock) == 4,
+              "the node, as drawn above");
 #endif
 
 // One due arm of a timer, on its way to a worker: the node, the generation it

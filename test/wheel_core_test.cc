@@ -241,8 +241,8 @@ TEST(WheelCoreTest, AJumpReleasesEverythingDueInExpirationOrder) {
   int64_t last = 0;
   int count = 0;
   for (CoreNode* node : due) {
-    EXPECT_LE(last, node->expiration);
-    last = node->expiration;
+    EXPECT_LE(last, node->expiration());
+    last = node->expiration();
     ++count;
   }
   EXPECT_EQ(count, 2000);
@@ -362,7 +362,7 @@ class Model {
     linked_[i] = linked_.back();
     linked_.pop_back();
     core_.Remove(timer);
-    Erase(timer->expiration, timer->id);
+    Erase(timer->expiration(), timer->id);
   }
 
   void AdvanceOnce() {
@@ -423,10 +423,10 @@ class Model {
     for (CoreNode* node : due) {
       auto* timer = static_cast<TestTimer*>(node);
       ++count;
-      ASSERT_LE(timer->expiration, to) << "early: timer " << timer->id;
-      ASSERT_GE(timer->expiration, last) << "out of order";
-      last = timer->expiration;
-      Erase(timer->expiration, timer->id);
+      ASSERT_LE(timer->expiration(), to) << "early: timer " << timer->id;
+      ASSERT_GE(timer->expiration(), last) << "out of order";
+      last = timer->expiration();
+      Erase(timer->expiration(), timer->id);
       linked_.erase(std::find(linked_.begin(), linked_.end(), timer));
     }
     ASSERT_EQ(count, appended);

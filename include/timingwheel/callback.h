@@ -14,8 +14,12 @@
 // at most a pointer, moving without throwing), or moves it to the heap once
 // (a CallbackBox, a pointer) when not; and hands the wheel a `CallbackRef`:
 // the callable's address and its operations. The wheel moves it into the
-// node's room (CallbackOps::move_to) and keeps only the operations pointer:
-// one constant table per callable type, shared by every node of that type.
+// node's room (CallbackOps::move_to) and keeps only which operations: one
+// constant table per callable type, shared by every node of that type. A
+// LoopWheel's node keeps the table's address; a TimingWheel's keeps its
+// number, kept beside the table (CallbackOps::number): 32 bits where an
+// address takes 64, which is what lets that node fit 48 bytes
+// (lib/timer_state.h, lib/callback_numbers.h).
 //
 // Empty callables (a null function pointer, an empty std::function or
 // absl::AnyInvocable) give a CallbackRef with null operations, which the
@@ -27,7 +31,9 @@
 #ifndef TIMINGWHEEL_CALLBACK_H_
 #define TIMINGWHEEL_CALLBACK_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <type_traits>
@@ -45,7 +51,15 @@ struct CallbackOps {
   void (*run)(void* callable);
   // Null when there is nothing to destroy (trivially destructible).
   void (*destroy)(void* callable) noexcept;
+  // The table's number in the process (callback_number<S>), given by the
+  // library when a TimingWheel first keeps a callable of this type: the
+  // table is constant, the number is not.
+  std::atomic<uint32_t>* number;
 };
+
+// Where the number of kCallbackOps<S> is kept: 0 until one is given.
+template <class S>
+inline std::atomic<uint32_t> callback_number{0};
 
 template <class S>
 void CallbackMoveTo(void* from, void* to) noexcept {
@@ -62,7 +76,8 @@ void CallbackDestroy(void* callable) noexcept {
 template <class S>
 inline constexpr CallbackOps kCallbackOps = {
     sizeof(S), &CallbackMoveTo<S>, &CallbackRun<S>,
-    std::is_trivially_destructible_v<S> ? nullptr : &CallbackDestroy<S>};
+    std::is_trivially_destructible_v<S> ? nullptr : &CallbackDestroy<S>,
+    &callback_number<S>};
 
 // A callable too big for a node (or aligned beyond a pointer, or whose move
 // may throw), moved to the heap: the node keeps this pointer.

@@ -173,9 +173,9 @@ class Engine;
 class TimerNode;
 
 // The most a TimingWheel keeps of a callable in its pool's memory: in the
-// node itself up to 16 bytes, else in a second block of the pool (64
+// node itself up to 16 bytes, else in a second block of the pool (48
 // bytes, lib/timer_state.h); a bigger one goes to the heap once.
-inline constexpr size_t kWheelBlockCallable = 64;
+inline constexpr size_t kWheelBlockCallable = 48;
 template <class Fn>
 using WheelCallable = Callable<Fn, kWheelBlockCallable>;
 }  // namespace internal
@@ -204,12 +204,14 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // (nullptr, a null function pointer, an empty AnyInvocable or
   // std::function) is an error here rather than a throw on a worker. Where
   // it is kept: a callable of at most 16 bytes (a lambda capturing two
-  // pointers, `[this, id]`) inside the timer's node, 64 bytes on x86-64;
-  // one of at most 64 bytes (an absl::AnyInvocable, a std::function, a
-  // lambda capturing up to eight pointers) in a second block of the wheel's
+  // pointers, `[this, id]`) inside the timer's node, 48 bytes on x86-64;
+  // one of at most 48 bytes (an absl::AnyInvocable, a std::function, a
+  // lambda capturing up to six pointers) in a second block of the wheel's
   // pool; a bigger one, or one aligned beyond a pointer or whose move may
   // throw, is moved to the heap once. Only the pool's blocks are taken on
-  // the way, from the calling thread's cache: no malloc.
+  // the way, from the calling thread's cache: no malloc (but for a process
+  // that uses over 65,000 callable types: a type's first timer beyond that
+  // keeps 40 bytes on the heap beside its callable, lib/callback_numbers.h).
   // Errors: InvalidArgument (empty `f`; infinite `d`; a deadline past the
   // supported range, about 292 years from the wheel's start: every finite `d`
   // up to 100 years works), FailedPrecondition (after Shutdown),

@@ -37,6 +37,7 @@
 #ifndef TIMINGWHEEL_LIB_CORE_BUCKET_H_
 #define TIMINGWHEEL_LIB_CORE_BUCKET_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -50,10 +51,6 @@ namespace timingwheel::internal {
 // member, at a multiple of NodeArena::kUnit in a node of the arena) and
 // keeps the rest (callback, state) to itself.
 struct CoreNode {
-  // When the timer is due, in the owner's unit of time from the origin
-  // (nanoseconds for both wheels): its tick (of level 0) is this divided by
-  // the core's `unit`, rounded up (WheelCore::TickOf).
-  int64_t expiration = 0;
   // The node before it in its strand, or, for the first, the strand's tag
   // (NodeList::kTagBit set); 0 in no list.
   uint32_t prev = 0;
@@ -64,6 +61,25 @@ struct CoreNode {
 
   bool linked() const { return prev != 0; }
   uint32_t due_index() const { return next; }
+
+  // When the timer is due, in the owner's unit of time from the origin
+  // (nanoseconds for both wheels): its tick (of level 0) is this divided by
+  // the core's `unit`, rounded up (WheelCore::TickOf). The one field of the
+  // core that another thread may write: the threaded wheel's callers set a
+  // new arm's deadline here while the owner may still hold a link of an
+  // older one (lib/timer_state.h, Locking). Hence an atomic, released and
+  // acquired, which costs a plain load or store on x86-64 and ARMv8's
+  // ldar/stlr; the core reads it afresh at every placement
+  // (WheelCore::AdvanceSome) and assumes nothing of a node's earlier value.
+  int64_t expiration() const {
+    return expiration_.load(std::memory_order_acquire);
+  }
+  void set_expiration(int64_t expiration) {
+    expiration_.store(expiration, std::memory_order_release);
+  }
+
+ private:
+  std::atomic<int64_t> expiration_{0};
 };
 
 // Timers in kStrands intrusive lists (strands), first in, first out: a push

@@ -195,7 +195,7 @@ bool WheelCore::AdvanceSome(int64_t now_tick, std::vector<CoreNode*>* due,
     CoreNode* const node = flush.timers.PopFront();
     // Due by a tick asked for after the flush began: out at once, not
     // after the rest of the flush.
-    const int64_t tick = TickOf(node->expiration);
+    const int64_t tick = TickOf(node->expiration());
     const bool overtaken =
         target_tick_ > flush.target_tick && tick <= target_tick_;
     if (overtaken || !Place(node, tick)) PushDue(node, due);

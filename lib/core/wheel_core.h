@@ -87,12 +87,12 @@ class WheelCore {
   // already (its tick <= now_tick()): the owner runs it. Precondition:
   // `node` is not linked.
   bool Add(CoreNode* node, int64_t expiration) {
-    const int64_t tick = TickOf(expiration);
-    if (tick <= now_tick_) return false;
-    node->expiration = expiration;
-    Place(node, tick);  // not due: linked
-    ++size_;
-    return true;
+    node->set_expiration(expiration);
+    return AddAtTick(node, TickOf(expiration));
+  }
+  // The same at the expiration the node holds (set by whoever armed it).
+  bool Add(CoreNode* node) {
+    return AddAtTick(node, TickOf(node->expiration()));
   }
 
   // The tick in which an expiration falls due: the first tick boundary at
@@ -208,7 +208,14 @@ class WheelCore {
   // lowest level that takes it, creating levels as needed; false when it is
   // due.
   bool Place(CoreNode* node, int64_t tick);
-  bool Place(CoreNode* node) { return Place(node, TickOf(node->expiration)); }
+  bool Place(CoreNode* node) { return Place(node, TickOf(node->expiration())); }
+  // Add's part after the expiration: links `node` in `tick` unless due.
+  bool AddAtTick(CoreNode* node, int64_t tick) {
+    if (tick <= now_tick_) return false;
+    Place(node, tick);  // not due: linked
+    ++size_;
+    return true;
+  }
   // Moves every level forward to `tick` (never back). Precondition: no
   // timer waits to cascade, or `tick` < cascade_by_.
   void MoveTo(int64_t tick);
