@@ -85,7 +85,7 @@ struct Options {
   // thread): after a spike of N timers that all end, the wheel keeps the memory
   // of about `spare_timers` of them, not of N. New timers fill the fullest
   // slabs first, so a wheel whose pending count falls empties slabs as it goes.
-  // The default keeps about 6 MiB (96-byte nodes).
+  // The default keeps 3 MiB (48-byte nodes).
   int64_t spare_timers = 65536;
   // Runs callbacks on your executor instead of the built-in worker pool
   // (`workers` is then ignored and no worker thread is started). Each due

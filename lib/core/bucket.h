@@ -6,9 +6,11 @@
 // intrusive lists of nodes; CoreBucket: one slot of a level).
 //
 // Part of the core (lib/core/): the levels, buckets, placement and release
-// order that ONE owner drives, with no atomics and no locks (DESIGN.md,
-// section 5). The parts around the core embed a CoreNode in their own timer
-// node and hand it over; no other thread reads its fields.
+// order that ONE owner drives, with no locks and no synchronization
+// (DESIGN.md, section 5). The parts around the core embed a CoreNode in
+// their own timer node and hand it over; no other thread reads its links.
+// Its expiration alone is an atomic (a plain load and store on x86-64):
+// the threaded wheel's callers write a new arm's there (CoreNode below).
 //
 // Links of 32 bits. Every node lives in the node arena (node_arena.h), so a
 // node is named by its 32-bit offset there: two links cost 8 bytes of the
@@ -69,8 +71,11 @@ struct CoreNode {
   // new arm's deadline here while the owner may still hold a link of an
   // older one (lib/timer_state.h, Locking). Hence an atomic, released and
   // acquired, which costs a plain load or store on x86-64 and ARMv8's
-  // ldar/stlr; the core reads it afresh at every placement
-  // (WheelCore::AdvanceSome) and assumes nothing of a node's earlier value.
+  // ldar/stlr. An owner that lets other threads write it uses Add, Remove,
+  // AdvanceSome and TakeAll only: AdvanceSome reads it afresh at each
+  // placement and hands a node out as due if what it reads is due, assuming
+  // nothing of its earlier value (Advance's spread cascades, the event-loop
+  // wheel's, assume it unchanged while a node waits to be placed again).
   int64_t expiration() const {
     return expiration_.load(std::memory_order_acquire);
   }

@@ -7,11 +7,13 @@
 //
 // Ground rules (DESIGN.md, section 5: "one owner"):
 //   * ONE owner calls every member, from one thread at a time: the caller
-//     of an event-loop wheel, or a wheel's own thread. No atomics, no locks,
-//     no clock: the wheel's time comes in as ticks of level 0 counted from
-//     an origin, and a timer's expiration in the owner's unit (a tick is
-//     `unit` of them: the owner's nanoseconds), which the core rounds up to
-//     a tick, so that "due" below means never early.
+//     of an event-loop wheel, or a wheel's own thread. No locks, no
+//     synchronization (a node's expiration is an atomic only because the
+//     threaded wheel's callers may write it: bucket.h), no clock: the wheel's
+//     time comes in as ticks of level 0 counted from an origin, and a timer's
+//     expiration in the owner's unit (a tick is `unit` of them: the owner's
+//     nanoseconds), which the core rounds up to a tick, so that "due" below
+//     means never early.
 //   * The core links and unlinks only the CoreNode part of a timer. What a
 //     timer is beyond that (its callback, its state, its handles) belongs to
 //     the owner, which hands nodes in (Add), takes them out (Remove) and
