@@ -246,6 +246,8 @@ class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
            Refs(word_.fetch_sub(kOneRef, std::memory_order_acq_rel)) == 1;
   }
   // Releases one reference unless it is the last, and says whether it did.
+  // acq_rel, as Unref: this holder's writes happen before the deletion by
+  // whichever holder releases the last reference.
   bool UnrefIfNotLast() {
     uint32_t word = word_.load(std::memory_order_relaxed);
     while (Refs(word) > 1) {

@@ -16,9 +16,9 @@
 // the callable's address and its operations. The wheel moves it into the
 // node's room (CallbackOps::move_to) and keeps only which operations: one
 // constant table per callable type, shared by every node of that type. A
-// LoopWheel's node keeps the table's address; a TimingWheel's keeps its
-// number, kept beside the table (CallbackOps::number): 32 bits where an
-// address takes 64, which is what lets that node fit 48 bytes
+// LoopWheel's node keeps the table's address; a TimingWheel's keeps the
+// table's number, which the table points to (CallbackOps::number): 32 bits
+// where an address takes 64, which is what lets that node fit 48 bytes
 // (lib/timer_state.h, lib/callback_numbers.h).
 //
 // Empty callables (a null function pointer, an empty std::function or

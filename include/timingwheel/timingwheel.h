@@ -210,9 +210,9 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // lambda capturing up to six pointers) in a second block of the wheel's
   // pool; a bigger one, or one aligned beyond a pointer or whose move may
   // throw, is moved to the heap once. Only the pool's blocks are taken on
-  // the way, from the calling thread's cache: no malloc (but for a process
-  // that uses over 65,000 callable types: a type's first timer beyond that
-  // keeps 40 bytes on the heap beside its callable, lib/callback_numbers.h).
+  // the way, from the calling thread's cache: no malloc (but in a process
+  // of over 65,000 callable types, whose later types' timers keep their
+  // callable and its operations in one heap block: lib/callback_numbers.h).
   // Errors: InvalidArgument (empty `f`; infinite `d`; a deadline past the
   // supported range, about 292 years from the wheel's start: every finite `d`
   // up to 100 years works), FailedPrecondition (after Shutdown),
