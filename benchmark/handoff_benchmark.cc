@@ -127,15 +127,18 @@ struct Lanes {
     // Takes what every lane holds; calls `f` on each submission.
     template <typename F>
     size_t Drain(F&& f) {
-      taken_.clear();
-      inbox_->Take(&taken_);
-      for (const Submission& s : taken_) f(s);
-      return taken_.size();
+      Inbox::Taken taken;
+      inbox_->Take(&taken);
+      taken.ForEachChunk([&](const Submission* items, size_t n) {
+        for (size_t i = 0; i < n; ++i) f(items[i]);
+      });
+      const size_t count = taken.size();
+      inbox_->Recycle(&taken);
+      return count;
     }
 
    private:
     Inbox* inbox_;
-    std::vector<Submission> taken_;
   };
   Inbox inbox;
 };

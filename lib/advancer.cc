@@ -171,34 +171,37 @@ int64_t Advancer::WakeTick() {
 }
 
 size_t Advancer::ApplyInbox() {
-  std::vector<Submission>& submissions = scratch_.submissions;
-  if (inbox_->Take(&submissions)) submissions_came_ = true;
-  const size_t taken = submissions.size();
-  if (taken > 0) RecordHandOffs(submissions);
-  for (size_t i = 0; i < taken; ++i) {
-    // The nodes were written on the callers' cores: fetch them ahead, so
-    // that their misses overlap instead of following one another.
-    if (i + kPrefetch < taken) {
-      __builtin_prefetch(submissions[i + kPrefetch].node, 1);
+  Inbox::Taken& taken = scratch_.submissions;
+  if (inbox_->Take(&taken)) submissions_came_ = true;
+  const size_t count = taken.size();
+  if (count == 0) return 0;
+  RecordHandOffs(taken);
+  taken.ForEachChunk([this](const Submission* items, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      // The nodes were written on the callers' cores: fetch them ahead, so
+      // that their misses overlap instead of following one another.
+      if (i + kPrefetch < n) __builtin_prefetch(items[i + kPrefetch].node, 1);
+      Apply(items[i]);
     }
-    Apply(submissions[i]);
-  }
-  submissions.clear();
-  return taken;
+  });
+  inbox_->Recycle(&taken);
+  return count;
 }
 
-void Advancer::RecordHandOffs(const std::vector<Submission>& taken) {
+void Advancer::RecordHandOffs(const Inbox::Taken& taken) {
   // One reading for the whole take: each arm waited until now.
   const int64_t now_ns = time_->NowNs();
-  for (const Submission& s : taken) {
-    if (s.kind != Submission::Kind::kArm) continue;
-    if (handoffs_ == nullptr) {
-      handoffs_ =
-          std::make_unique<LatencyHistogram>(LatencyHistogram::Writers::kOne);
-      handoffs_published_.store(handoffs_.get(), std::memory_order_release);
+  taken.ForEachChunk([&](const Submission* items, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (items[i].kind != Submission::Kind::kArm) continue;
+      if (handoffs_ == nullptr) {
+        handoffs_ =
+            std::make_unique<LatencyHistogram>(LatencyHistogram::Writers::kOne);
+        handoffs_published_.store(handoffs_.get(), std::memory_order_release);
+      }
+      handoffs_->Record(now_ns - items[i].call_ns);
     }
-    handoffs_->Record(now_ns - s.call_ns);
-  }
+  });
 }
 
 void Advancer::MergeHandOffs(LatencyHistogram* out) const {

@@ -165,7 +165,7 @@ class Advancer {
   };
   // What a round collects for after its core work.
   struct Scratch {
-    std::vector<Submission> submissions;
+    Inbox::Taken submissions;    // recycled after each take
     std::vector<CoreNode*> due;  // a slice's, from the core
     std::vector<DueTimer> batch;
     std::vector<uint64_t> hand_offs;
@@ -183,7 +183,7 @@ class Advancer {
   // Takes the inbox and applies each submission; returns how many.
   size_t ApplyInbox();
   // Records the hand-off wait of each arm among `taken`, just taken.
-  void RecordHandOffs(const std::vector<Submission>& taken);
+  void RecordHandOffs(const Inbox::Taken& taken);
   // The tick to sleep until: the core's next release, or sooner while
   // submissions keep coming (kLookEvery).
   int64_t WakeTick();

@@ -3,15 +3,16 @@
 //
 // inbox_test.cc: tests of the hand-off's Inbox (lib/handoff/inbox.h), with
 // no engine: Take hands over every submission of every lane, a lane's in the
-// order pushed; Retract takes back only the latest kArm of that node and arm
-// in the caller's own lane, before the owner took it; threads alive at once
-// get lanes of their own; the owner's sleep is ended by a push due before
-// the tick it published, by a lane reaching kWakeAt, by Wake and by Close,
-// and not by a push it will take in time anyway; Close refuses later pushes and
-// hands back what the lanes held. Under threads: pushers on many threads
-// against an owner that takes and sleeps as the advancer does lose no
-// submission and no wake-up (every wait is bounded, so a lost wake-up fails
-// instead of hanging).
+// order pushed, across its chunks and again with the chunks recycled; Retract
+// takes back only the latest kArm of that node and arm in the caller's own
+// lane, before the owner took it, also from the chunk before a fresh one;
+// threads alive at once get lanes of their own; the owner's sleep is ended by
+// a push due before the tick it published, by a lane reaching kWakeAt, by Wake
+// and by Close, and not by a push it will take in time anyway; Close refuses
+// later pushes and hands back what the lanes held, every chunk in order. Under
+// threads: pushers on many threads against an owner that takes and sleeps as
+// the advancer does lose no submission and no wake-up (every wait is bounded,
+// so a lost wake-up fails instead of hanging).
 //
 // The inbox never reads a node: the submissions name made-up addresses.
 
@@ -52,6 +53,22 @@ std::vector<TimerNode*> Nodes(const std::vector<Submission>& submissions) {
   return nodes;
 }
 
+// The owner's Take, its submissions appended to `out` in order, and its
+// chunks recycled as the advancer does.
+bool TakeInto(Inbox& inbox, std::vector<Submission>* out) {
+  Inbox::Taken taken;
+  const bool pushed = inbox.Take(&taken);
+  size_t seen = 0;
+  taken.ForEachChunk([&](const Submission* items, size_t n) {
+    out->insert(out->end(), items, items + n);
+    seen += n;
+  });
+  EXPECT_EQ(seen, taken.size());
+  inbox.Recycle(&taken);
+  EXPECT_TRUE(taken.empty());
+  return pushed;
+}
+
 // The owner's Sleep in its own thread.
 std::future<void> SleepAsync(Inbox* inbox) {
   return std::async(std::launch::async, [inbox] { inbox->Sleep(); });
@@ -66,11 +83,11 @@ TEST(InboxTest, TakeHandsOverALanesSubmissionsInTheOrderPushed) {
   ASSERT_TRUE(inbox.Push(Unlink(2), Inbox::kNever));
   ASSERT_TRUE(inbox.Push(Arm(3), 7));
   std::vector<Submission> taken;
-  inbox.Take(&taken);
+  TakeInto(inbox, &taken);
   EXPECT_THAT(Nodes(taken), ElementsAre(Node(1), Node(2), Node(3)));
   EXPECT_EQ(taken[1].kind, Submission::Kind::kUnlink);
   taken.clear();
-  inbox.Take(&taken);
+  TakeInto(inbox, &taken);
   EXPECT_TRUE(taken.empty()) << "taken twice";
 }
 
@@ -89,7 +106,7 @@ TEST(InboxTest, TakeHandsOverTheSubmissionsOfEveryThread) {
   }
   for (std::thread& t : threads) t.join();
   std::vector<Submission> taken;
-  inbox.Take(&taken);
+  TakeInto(inbox, &taken);
   std::set<TimerNode*> seen;
   for (const Submission& s : taken) EXPECT_TRUE(seen.insert(s.node).second);
   EXPECT_EQ(seen.size(), static_cast<size_t>(kThreads * kEach));
@@ -103,7 +120,7 @@ TEST(InboxTest, RetractTakesBackTheLatestArmOfThisThread) {
   EXPECT_TRUE(inbox.Retract(Node(2), 0));
   EXPECT_FALSE(inbox.Retract(Node(2), 0)) << "retracted twice";
   std::vector<Submission> taken;
-  inbox.Take(&taken);
+  TakeInto(inbox, &taken);
   EXPECT_THAT(Nodes(taken), ElementsAre(Node(1), Node(3)));
 }
 
@@ -112,14 +129,14 @@ TEST(InboxTest, RetractTakesBackTheLatestArmOfThisThread) {
 TEST(InboxTest, TakeSaysWhetherSubmissionsCameRetractedOnesToo) {
   Inbox inbox;
   std::vector<Submission> taken;
-  EXPECT_FALSE(inbox.Take(&taken));
+  EXPECT_FALSE(TakeInto(inbox, &taken));
   ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
-  EXPECT_TRUE(inbox.Take(&taken));
-  EXPECT_FALSE(inbox.Take(&taken)) << "nothing since";
+  EXPECT_TRUE(TakeInto(inbox, &taken));
+  EXPECT_FALSE(TakeInto(inbox, &taken)) << "nothing since";
   ASSERT_TRUE(inbox.Push(Arm(2), Inbox::kNever));
   ASSERT_TRUE(inbox.Retract(Node(2), 0));
   taken.clear();
-  EXPECT_TRUE(inbox.Take(&taken));
+  EXPECT_TRUE(TakeInto(inbox, &taken));
   EXPECT_TRUE(taken.empty());
 }
 
@@ -135,7 +152,7 @@ TEST(InboxTest, ALaneEmptiedByRetractLetsTheOwnerSleep) {
   ASSERT_TRUE(inbox.Push(Arm(3), 5));
   ASSERT_TRUE(inbox.Retract(Node(3), 0));
   std::vector<Submission> taken;
-  inbox.Take(&taken);
+  TakeInto(inbox, &taken);
   EXPECT_THAT(Nodes(taken), ElementsAre(Node(2)));
   EXPECT_TRUE(inbox.Idle(10));
 }
@@ -147,7 +164,7 @@ TEST(InboxTest, RetractLeavesOtherArmsUnlinksAndTakenOnes) {
   EXPECT_FALSE(inbox.Retract(Node(1), 0)) << "another arm of the node";
   EXPECT_FALSE(inbox.Retract(Node(2), 0)) << "not an arm";
   std::vector<Submission> taken;
-  inbox.Take(&taken);
+  TakeInto(inbox, &taken);
   EXPECT_EQ(taken.size(), 2u);
   EXPECT_FALSE(inbox.Retract(Node(1), 1)) << "the owner has it";
 }
@@ -159,7 +176,7 @@ TEST(InboxTest, RetractLooksOnlyInTheCallersOwnLane) {
   other.join();
   EXPECT_FALSE(inbox.Retract(Node(1), 0)) << "another thread's lane";
   std::vector<Submission> taken;
-  inbox.Take(&taken);
+  TakeInto(inbox, &taken);
   EXPECT_THAT(Nodes(taken), ElementsAre(Node(1)));
 }
 
@@ -204,6 +221,58 @@ TEST(InboxTest, RetractLooksOnlyAtTheLatestFewSubmissions) {
   EXPECT_TRUE(inbox.Retract(Node(100), 0));
 }
 
+TEST(InboxTest, ALaneOfManyChunksIsTakenInOrderAndAgainAfterRecycling) {
+  Inbox inbox;
+  constexpr uintptr_t kMany = 3 * SubmissionChunk::kCapacity + 5;
+  std::vector<TimerNode*> want;
+  for (int round = 0; round < 3; ++round) {
+    // Each round's pushes fill the chunk the last take left and new ones.
+    want.clear();
+    for (uintptr_t i = 0; i < kMany; ++i) {
+      ASSERT_TRUE(inbox.Push(Arm(i, static_cast<uint64_t>(round)), 7));
+      want.push_back(Node(i));
+    }
+    EXPECT_FALSE(inbox.Idle(8)) << "due at 7";
+    std::vector<Submission> taken;
+    EXPECT_TRUE(TakeInto(inbox, &taken));
+    EXPECT_EQ(Nodes(taken), want) << "round " << round;
+    EXPECT_TRUE(inbox.Idle(Inbox::kNever));
+  }
+}
+
+TEST(InboxTest, RetractLooksIntoTheChunkBeforeAFreshOne) {
+  Inbox inbox;
+  constexpr uintptr_t kFull = SubmissionChunk::kCapacity;
+  for (uintptr_t i = 0; i <= kFull; ++i) {
+    ASSERT_TRUE(inbox.Push(Arm(i), Inbox::kNever));
+  }
+  // Node(kFull) alone in the new chunk; the three before it in the full one.
+  EXPECT_TRUE(inbox.Retract(Node(kFull - 1), 0));
+  EXPECT_TRUE(inbox.Retract(Node(kFull), 0));
+  EXPECT_TRUE(inbox.Retract(Node(kFull - 2), 0));
+  EXPECT_FALSE(inbox.Retract(Node(kFull - 8), 0)) << "beyond the latest few";
+  ASSERT_TRUE(inbox.Push(Arm(1000), Inbox::kNever));
+  std::vector<Submission> taken;
+  TakeInto(inbox, &taken);
+  std::vector<TimerNode*> want;
+  for (uintptr_t i = 0; i < kFull - 2; ++i) want.push_back(Node(i));
+  want.push_back(Node(1000));
+  EXPECT_EQ(Nodes(taken), want);
+}
+
+TEST(InboxTest, CloseHandsBackEveryChunkInOrder) {
+  Inbox inbox;
+  constexpr uintptr_t kMany = 2 * SubmissionChunk::kCapacity + 1;
+  std::vector<TimerNode*> want;
+  for (uintptr_t i = 0; i < kMany; ++i) {
+    ASSERT_TRUE(inbox.Push(Unlink(i), Inbox::kNever));
+    want.push_back(Node(i));
+  }
+  std::vector<Submission> left;
+  inbox.Close(&left);
+  EXPECT_EQ(Nodes(left), want);
+}
+
 TEST(InboxTest, IdleUnlessALaneHoldsSomethingDueBeforeTheWakeTick) {
   Inbox inbox;
   EXPECT_TRUE(inbox.Idle(10));
@@ -213,7 +282,7 @@ TEST(InboxTest, IdleUnlessALaneHoldsSomethingDueBeforeTheWakeTick) {
   EXPECT_TRUE(inbox.Idle(10));
   EXPECT_FALSE(inbox.Idle(11)) << "due before the wake tick";
   std::vector<Submission> taken;
-  inbox.Take(&taken);
+  TakeInto(inbox, &taken);
   EXPECT_TRUE(inbox.Idle(Inbox::kNever));
 }
 
@@ -258,7 +327,7 @@ TEST(InboxTest, CloseWakesTheOwnerRefusesPushesAndHandsBackTheLanes) {
   EXPECT_THAT(Nodes(left), ElementsAre(Node(1)));
   EXPECT_FALSE(inbox.Push(Arm(2), 0));
   std::vector<Submission> taken;
-  inbox.Take(&taken);
+  TakeInto(inbox, &taken);
   EXPECT_TRUE(taken.empty());
   inbox.Sleep();  // returns at once: closed
 }
@@ -275,7 +344,7 @@ TEST(InboxTest, PushersRacingASleepingOwnerLoseNothing) {
   std::thread owner([&] {
     std::vector<Submission> taken;
     while (!done.load()) {
-      inbox.Take(&taken);
+      TakeInto(inbox, &taken);
       taken_count += static_cast<int>(taken.size());
       taken.clear();
       if (inbox.Idle(1)) inbox.Sleep();

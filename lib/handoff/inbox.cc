@@ -49,9 +49,35 @@ int LaneCount() {
 
 }  // namespace
 
+Inbox::Taken::~Taken() { FreeChain(head_); }
+
+void Inbox::Taken::Append(SubmissionChunk* head, SubmissionChunk* tail,
+                          size_t count) {
+  if (tail_ == nullptr) {
+    head_ = head;
+  } else {
+    tail_->next = head;
+  }
+  tail_ = tail;
+  size_ += count;
+}
+
 Inbox::Inbox()
     : lane_mask_(LaneCount() - 1),
       lanes_(std::make_unique<Lane[]>(static_cast<size_t>(lanes()))) {}
+
+Inbox::~Inbox() {
+  for (int i = 0; i < lanes(); ++i) {
+    Lane& lane = LaneAt(i);
+    SpinLockHolder lock(&lane.mu);
+    FreeChain(lane.head);
+  }
+  FreeChain(spare_);
+}
+
+void Inbox::FreeChain(SubmissionChunk* head) {
+  while (head != nullptr) delete std::exchange(head, head->next);
+}
 
 int Inbox::ClaimThreadNumber() {
   static_assert(kMaxLanes <= 64, "a bit of held_numbers per number");
@@ -81,7 +107,21 @@ bool Inbox::Push(const Submission& s, int64_t tick) {
   {
     SpinLockHolder lock(&lane.mu);
     if (lane.closed) return false;
-    lane.submissions.push_back(s);
+    SubmissionChunk* tail = lane.tail;
+    if (tail == nullptr || tail->count == SubmissionChunk::kCapacity) {
+      // A page's malloc under the lock, once per kCapacity pushes beyond
+      // the chunk the owner left (Take).
+      SubmissionChunk* chunk = new SubmissionChunk;
+      if (tail == nullptr) {
+        lane.head = chunk;
+      } else {
+        tail->next = chunk;
+      }
+      lane.before_tail = tail;
+      lane.tail = tail = chunk;
+    }
+    tail->items[tail->count++] = s;
+    ++lane.count;
     if (!lane.pushed) {
       lane.pushed = true;
       // seq_cst: the store-then-load pair with the owner's Idle (inbox.h).
@@ -89,7 +129,7 @@ bool Inbox::Push(const Submission& s, int64_t tick) {
     }
     lane.earliest = std::min(lane.earliest, tick);
     wake = tick < wake_tick_.load(std::memory_order_seq_cst) ||
-           lane.submissions.size() == kWakeAt;
+           lane.count == kWakeAt;
   }
   if (wake) Wake();
   return true;
@@ -98,23 +138,33 @@ bool Inbox::Push(const Submission& s, int64_t tick) {
 bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
   Lane& lane = LaneAt(LaneOfThisThread());
   SpinLockHolder lock(&lane.mu);
-  std::vector<Submission>& pushed = lane.submissions;
-  const size_t scan = std::min(pushed.size(), kRetractScan);
-  for (size_t i = pushed.size(); i > pushed.size() - scan; --i) {
-    const Submission& s = pushed[i - 1];
-    if (s.node == node && s.gen == gen && s.kind == Submission::Kind::kArm) {
-      pushed.erase(pushed.begin() + static_cast<std::ptrdiff_t>(i - 1));
-      // An emptied lane asks for nothing; one that still holds some may ask
-      // too early (its earliest is not recomputed), which costs the owner
-      // one round at most: Take resets it.
-      if (pushed.empty()) lane.earliest = kNever;
-      return true;
+  // The latest kRetractScan submissions: the tail chunk's last, then, if it
+  // holds fewer, the last of the chunk before it.
+  size_t scan = kRetractScan;
+  for (SubmissionChunk* chunk : {lane.tail, lane.before_tail}) {
+    if (chunk == nullptr || scan == 0) break;
+    Submission* items = chunk->items;
+    const size_t count = chunk->count;
+    const size_t here = std::min(count, scan);
+    for (size_t i = count; i > count - here; --i) {
+      const Submission& s = items[i - 1];
+      if (s.node == node && s.gen == gen && s.kind == Submission::Kind::kArm) {
+        std::copy(items + i, items + count, items + i - 1);
+        --chunk->count;
+        --lane.count;
+        // An emptied lane asks for nothing; one that still holds some may
+        // ask too early (its earliest is not recomputed), which costs the
+        // owner one round at most: Take resets it.
+        if (lane.count == 0) lane.earliest = kNever;
+        return true;
+      }
     }
+    scan -= here;
   }
   return false;
 }
 
-bool Inbox::Take(std::vector<Submission>* out) {
+bool Inbox::Take(Taken* out) {
   wake_tick_.store(kAwake, std::memory_order_relaxed);
   // Cleared before the lanes are looked at: a push after a lane's look sets
   // its bit again. Acquire is not needed: each lane's lock orders its data.
@@ -129,15 +179,36 @@ bool Inbox::Take(std::vector<Submission>* out) {
     // stale tick would keep Idle false, the owner going round without
     // sleeping.
     lane.earliest = kNever;
-    if (lane.submissions.empty()) continue;
-    if (out->empty()) {
-      out->swap(lane.submissions);  // O(1): most rounds take one lane
-    } else {
-      out->insert(out->end(), lane.submissions.begin(), lane.submissions.end());
-      lane.submissions.clear();
+    if (lane.count == 0) continue;
+    out->Append(lane.head, lane.tail, lane.count);
+    lane.count = 0;
+    lane.before_tail = nullptr;
+    // A spare chunk for the lane's next pushes, so that a lane at a steady
+    // rate does not go to malloc.
+    SubmissionChunk* chunk = spare_;
+    if (chunk != nullptr) {
+      spare_ = chunk->next;
+      --spare_count_;
+      chunk->next = nullptr;
+      chunk->count = 0;
     }
+    lane.head = lane.tail = chunk;
   }
   return pushed;
+}
+
+void Inbox::Recycle(Taken* taken) {
+  SubmissionChunk* chunk = std::exchange(taken->head_, nullptr);
+  taken->tail_ = nullptr;
+  taken->size_ = 0;
+  while (chunk != nullptr && spare_count_ < kSpareChunks) {
+    SubmissionChunk* next = chunk->next;
+    chunk->next = spare_;
+    spare_ = chunk;
+    ++spare_count_;
+    chunk = next;
+  }
+  FreeChain(chunk);
 }
 
 bool Inbox::Idle(int64_t wake_tick) {
@@ -148,7 +219,7 @@ bool Inbox::Idle(int64_t wake_tick) {
        active &= active - 1) {
     Lane& lane = LaneAt(__builtin_ctzll(active));
     SpinLockHolder lock(&lane.mu);
-    if (lane.earliest < wake_tick || lane.submissions.size() >= kWakeAt) {
+    if (lane.earliest < wake_tick || lane.count >= kWakeAt) {
       wake_tick_.store(kAwake, std::memory_order_relaxed);
       return false;
     }
@@ -179,8 +250,12 @@ void Inbox::Close(std::vector<Submission>* out) {
     Lane& lane = LaneAt(i);
     SpinLockHolder lock(&lane.mu);
     lane.closed = true;
-    out->insert(out->end(), lane.submissions.begin(), lane.submissions.end());
-    lane.submissions.clear();
+    for (const SubmissionChunk* c = lane.head; c != nullptr; c = c->next) {
+      out->insert(out->end(), c->items, c->items + c->count);
+    }
+    FreeChain(lane.head);
+    lane.head = lane.tail = lane.before_tail = nullptr;
+    lane.count = 0;
     lane.earliest = kNever;
   }
 }

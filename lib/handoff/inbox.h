@@ -22,19 +22,29 @@
 //
 // Lanes: four per hardware thread, rounded up to a power of two (at least
 // 4, at most kMaxLanes), each on cache lines of its own: a spin lock and a
-// vector of submissions. A thread pushes to the lane of its number: the lowest
-// number no other live thread of the process holds, taken on first use and
-// given back when the thread exits (beyond kMaxLanes live threads, numbers go
-// round robin). So threads share a lane only when more of them are alive than
-// there are lanes: more lanes than cores, because a lane shared by two threads
-// on two cores costs each call its lock and its cache lines crossing between
-// the cores (two threads on one lane ran 7 times slower than one thread alone),
-// and callers may outnumber the cores. The owner takes a lane by swapping its
-// vector for an empty one, and looks only at the lanes marked active (a
+// chain of chunks of submissions. A thread pushes to the lane of its number:
+// the lowest number no other live thread of the process holds, taken on first
+// use and given back when the thread exits (beyond kMaxLanes live threads,
+// numbers go round robin). So threads share a lane only when more of them are
+// alive than there are lanes: more lanes than cores, because a lane shared by
+// two threads on two cores costs each call its lock and its cache lines
+// crossing between the cores (two threads on one lane ran 7 times slower than
+// one thread alone), and callers may outnumber the cores. The owner takes a
+// lane's whole chain at once, and looks only at the lanes marked active (a
 // bit each in `active_`, set by a lane's first push after a take), so a
 // round costs the lanes in use, not all of them. The lane's index also
 // picks where the thread's nodes live (NodeHome).
 //
+// Chunks: a lane keeps its submissions in chunks of kChunkCapacity (about a
+// page), not in one growing array, so that a push never copies what came
+// before it: when the owner falls behind (millions of Stops in a burst), an
+// array would double under the lane's lock, copying hundreds of megabytes
+// while the pusher (and the owner's next take) waits. A push that fills its
+// chunk starts a new one (one malloc per kChunkCapacity pushes). The owner,
+// done with what it took (Recycle), keeps up to kSpareChunks of the chunks
+// and hands one to each lane it takes, so a lane at a steady rate reuses the
+// same few; the rest go back to malloc, so a backlog's memory does not stay.
+
 // Wake-ups: no syscall per call, no thread spinning. The owner publishes
 // the tick at which it will run anyway (its next release, kNever with
 // nothing linked; kAwake while it works). A push wakes it only when the
@@ -67,12 +77,15 @@
 //
 // Thread-safety: thread-safe. Push, Retract and the owner's Take and Idle
 // take one lane's lock at a time (kLane, a leaf); Sleep and Wake take
-// `sleep_mu_` (kOwnerSleep, a leaf), never under a lane lock.
+// `sleep_mu_` (kOwnerSleep, a leaf), never under a lane lock. The spare
+// chunks (`spare_`) are the owner's: only Take and Recycle touch them, and
+// only the owner calls those.
 
 #ifndef TIMINGWHEEL_LIB_HANDOFF_INBOX_H_
 #define TIMINGWHEEL_LIB_HANDOFF_INBOX_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -93,6 +106,16 @@ struct Submission {
   int64_t call_ns;  // kArm: the call's clock reading; kUnlink: 0
 };
 
+// A run of submissions in a lane, or among what the owner took.
+struct SubmissionChunk {
+  // 16 bytes of link and count, then 127 submissions of 32: 4,080 bytes, a
+  // page with malloc's header.
+  static constexpr size_t kCapacity = 127;
+  SubmissionChunk* next = nullptr;
+  size_t count = 0;
+  Submission items[kCapacity];
+};
+
 class Inbox {
  public:
   // The published tick of an owner that works now, and of one with nothing
@@ -102,9 +125,42 @@ class Inbox {
   // A lane that holds this many submissions wakes the owner.
   static constexpr size_t kWakeAt = 4096;
 
+  // The chunks the owner keeps for the lanes (Recycle): 32 KiB at most.
+  static constexpr size_t kSpareChunks = 8;
+
+  // What the owner took: chunks, each lane's in the order pushed. Frees its
+  // chunks when destroyed (the owner recycles them instead).
+  class Taken {
+   public:
+    Taken() = default;
+    Taken(const Taken&) = delete;
+    Taken& operator=(const Taken&) = delete;
+    ~Taken();
+
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    // Calls `f(items, count)` for each chunk, in order.
+    template <class F>
+    void ForEachChunk(F&& f) const {
+      for (const SubmissionChunk* c = head_; c != nullptr; c = c->next) {
+        f(c->items, c->count);
+      }
+    }
+
+   private:
+    friend class Inbox;
+    // Appends the chain `head`..`tail` of `count` submissions.
+    void Append(SubmissionChunk* head, SubmissionChunk* tail, size_t count);
+
+    SubmissionChunk* head_ = nullptr;
+    SubmissionChunk* tail_ = nullptr;
+    size_t size_ = 0;
+  };
+
   Inbox();
   Inbox(const Inbox&) = delete;
   Inbox& operator=(const Inbox&) = delete;
+  ~Inbox();
 
   // Lanes beyond this would not fit the bits of `active_`.
   static constexpr int kMaxLanes = 64;
@@ -128,10 +184,13 @@ class Inbox {
   // reference, and the owner never sees the node.
   bool Retract(const TimerNode* node, uint64_t gen);
 
-  // The owner: appends every lane's submissions to `out` (empty once
+  // The owner: appends every lane's submissions to `out` (none once
   // closed), and returns whether any submission was pushed since the last
   // Take, taken now or retracted meanwhile.
-  bool Take(std::vector<Submission>* out);
+  bool Take(Taken* out);
+  // The owner, done with `taken`: empties it, keeping up to kSpareChunks of
+  // its chunks for the lanes and freeing the others.
+  void Recycle(Taken* taken);
   // The owner, before it sleeps: publishes `wake_tick` (when it will run
   // next anyway) and returns whether no lane holds a submission that is due
   // before it, nor kWakeAt of them. When false, it should work again.
@@ -150,7 +209,13 @@ class Inbox {
   // Each on cache lines of its own.
   struct alignas(64) Lane {
     SpinLock mu{LockRank::kLane};
-    std::vector<Submission> submissions ABSL_GUARDED_BY(mu);
+    // The chain of chunks, oldest first (null: none); pushes go to `tail`,
+    // and `before_tail` is the chunk before it (null: none), which Retract
+    // looks into too.
+    SubmissionChunk* head ABSL_GUARDED_BY(mu) = nullptr;
+    SubmissionChunk* tail ABSL_GUARDED_BY(mu) = nullptr;
+    SubmissionChunk* before_tail ABSL_GUARDED_BY(mu) = nullptr;
+    size_t count ABSL_GUARDED_BY(mu) = 0;  // submissions in the chain
     // The earliest tick of a submission in `submissions`, or kNever.
     int64_t earliest ABSL_GUARDED_BY(mu) = kNever;
     bool pushed ABSL_GUARDED_BY(mu) = false;  // since the last Take
@@ -166,6 +231,8 @@ class Inbox {
   static int ClaimThreadNumber();
 
   Lane& LaneAt(int index) { return lanes_[static_cast<size_t>(index)]; }
+  // Frees the chain that starts at `head`.
+  static void FreeChain(SubmissionChunk* head);
 
   const int lane_mask_;  // lanes() - 1
   std::unique_ptr<Lane[]> lanes_;
@@ -175,6 +242,9 @@ class Inbox {
   // The owner's published tick: written by the owner, read by pushers under
   // their lane's lock.
   std::atomic<int64_t> wake_tick_{kAwake};
+  // The owner's spare chunks, a chain of `spare_count_` (see the top).
+  SubmissionChunk* spare_ = nullptr;
+  size_t spare_count_ = 0;
 
   Mutex sleep_mu_{LockRank::kOwnerSleep};
   CondVar sleep_cv_;
