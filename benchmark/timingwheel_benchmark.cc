@@ -65,7 +65,13 @@
 //                              wake-ups beside the ticks with a deadline.
 //   BM_Spike/fire:F            10M timers pending, then all stopped (F=0) or
 //                              all fired (F=1), then 10 s idle: RSS before,
-//                              at the peak and after; the longest call.
+//                              at the peak and after; the longest call, and
+//                              beside it the longest of a control: the same
+//                              timing around an empty call, interleaved
+//                              with the measured ones (what the machine
+//                              alone does to a call: a VM's stolen time;
+//                              while scheduling, an empty interval read
+//                              right after each AfterFunc).
 //   BM_Instances/N             what one more instance costs a process: N
 //                              of them with 1 worker each, created, then
 //                              destroyed; per instance: threads, RSS, create
@@ -1076,7 +1082,8 @@ void Timed(CallMax& max, F&& f) {
 }
 
 // While it lives (Wheel only), a thread that calls AfterFunc + Stop every
-// millisecond and records the longest pair.
+// millisecond and records the longest pair, and the longest empty call timed
+// right after each (the control).
 template <class Impl>
 class SpikeProbe {
  public:
@@ -1084,6 +1091,7 @@ class SpikeProbe {
     thread_ = std::thread([this, &impl] {
       while (!done_.load(std::memory_order_relaxed)) {
         Timed(max_, [&] { impl.AfterFunc(absl::Hours(1), [] {}).Stop(); });
+        Timed(control_, [] {});
         absl::SleepFor(absl::Milliseconds(1));
       }
     });
@@ -1097,23 +1105,28 @@ class SpikeProbe {
     thread_.join();
     return max_;
   }
+  // After Finish: the control's longest.
+  const CallMax& control() const { return control_; }
 
  private:
   std::atomic<bool> done_{false};
-  CallMax max_;  // the thread's until Finish joins it
+  CallMax max_;      // the thread's until Finish joins it
+  CallMax control_;  // the same
   std::thread thread_;
 };
 
 // Waits `d`; a loop takes a turn every millisecond meanwhile (timed into
-// `*max` unless it is null: a turn that runs callbacks is as long as they
-// are), a wheel's threads are left alone.
+// `*max`, and an empty call after it into `*control`, unless `max` is null:
+// a turn that runs callbacks is as long as they are), a wheel's threads are
+// left alone.
 template <class Impl>
-void SpikeWait(Impl& impl, absl::Duration d, CallMax* max) {
+void SpikeWait(Impl& impl, absl::Duration d, CallMax* max, CallMax* control) {
   const absl::Time end = absl::Now() + d;
   while (absl::Now() < end) {
     if constexpr (std::is_same_v<Impl, Loop>) {
       if (max != nullptr) {
         Timed(*max, [&] { impl.RunDue(); });
+        Timed(*control, [] {});
       } else {
         impl.RunDue();
       }
@@ -1140,6 +1153,7 @@ void BM_Spike(benchmark::State& state) {
     if (!fire) handles.reserve(kSpikeTimers);
     const int64_t before = ProcStatusBytes("VmRSS");
     int64_t sched_max_ns = 0;
+    int64_t sched_control_max_ns = 0;
     const int64_t start_ns = NowNs();
     for (int64_t i = 0; i < kSpikeTimers; ++i) {
       const int64_t now_ns = NowNs();
@@ -1152,27 +1166,33 @@ void BM_Spike(benchmark::State& state) {
         RaiseTo(where->late_max_ns, NowNs() - due_ns);
       });
       if (!fire) handles.push_back(std::move(handle));
-      sched_max_ns = std::max(sched_max_ns, NowNs() - now_ns);
+      const int64_t called_ns = NowNs();
+      sched_max_ns = std::max(sched_max_ns, called_ns - now_ns);
+      // The control: an empty interval, timed the same way.
+      sched_control_max_ns =
+          std::max(sched_control_max_ns, NowNs() - called_ns);
     }
     const int64_t sched_end_ns = NowNs();
     const int64_t peak = ProcStatusBytes("VmRSS");
     std::optional<SpikeProbe<Impl>> probe;
     if constexpr (!kLoop) probe.emplace(impl);
     CallMax max_call;
+    CallMax control;  // an empty call timed after each measured one
     int64_t stop_failed = 0;
     if (fire) {
       while (impl.Pending() > 0)
-        SpikeWait(impl, absl::Milliseconds(1), nullptr);
+        SpikeWait(impl, absl::Milliseconds(1), nullptr, nullptr);
     } else {
       for (Handle& handle : handles) {
         Timed(max_call, [&] {
           if (!handle.Stop()) ++stop_failed;
           handle = Handle();  // the last reference: the node is freed
         });
+        Timed(control, [] {});
       }
       std::vector<Handle>().swap(handles);
     }
-    SpikeWait(impl, kSpikeIdle, &max_call);
+    SpikeWait(impl, kSpikeIdle, &max_call, &control);
     const int64_t after = ProcStatusBytes("VmRSS");
     TrimHeap();
     const int64_t trimmed = ProcStatusBytes("VmRSS");
@@ -1186,15 +1206,25 @@ void BM_Spike(benchmark::State& state) {
     state.counters["kept_of_spike"] = (after - before) / kMiB / peak_mb;
     state.counters["sched_s"] = (sched_end_ns - start_ns) * 1e-9;
     state.counters["sched_max_call_us"] = sched_max_ns / 1e3;
+    state.counters["sched_control_max_us"] = sched_control_max_ns / 1e3;
     state.counters["max_call_us"] = max_call.wall_ns / 1e3;
     state.counters["max_call_cpu_us"] = max_call.cpu_ns / 1e3;
     state.counters["calls_over_1ms"] = static_cast<double>(max_call.over_1ms);
+    if (!fire || kLoop) {
+      state.counters["control_max_call_us"] = control.wall_ns / 1e3;
+      state.counters["control_max_call_cpu_us"] = control.cpu_ns / 1e3;
+      state.counters["control_over_1ms"] =
+          static_cast<double>(control.over_1ms);
+    }
     if constexpr (!kLoop) {
       const CallMax probe_max = probe->Finish();
       state.counters["probe_max_us"] = probe_max.wall_ns / 1e3;
       state.counters["probe_max_cpu_us"] = probe_max.cpu_ns / 1e3;
       state.counters["probe_over_1ms"] =
           static_cast<double>(probe_max.over_1ms);
+      state.counters["probe_control_max_us"] = probe->control().wall_ns / 1e3;
+      state.counters["probe_control_over_1ms"] =
+          static_cast<double>(probe->control().over_1ms);
     }
     if (fire) {
       state.counters["late_max_ms"] =
