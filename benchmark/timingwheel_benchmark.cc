@@ -44,7 +44,8 @@
 //                              from the deadline to the last callback (the
 //                              manual time), and from the first callback to
 //                              the last; the first callback's lateness.
-//   BM_Memory/N                RSS bytes per pending timer.
+//   BM_Memory/N/capture:C      RSS bytes per pending timer, callbacks
+//                              capturing C bytes (16, or 0: nothing).
 //   BM_Idle                    process CPU over 10 s with 1M timers 1 h out.
 //   BM_LowRate/rate:R          a fresh instance, nothing else pending; for
 //                              10 s one thread makes R AfterFunc(1 s) +
@@ -687,10 +688,13 @@ void BM_Burst(benchmark::State& state) {
 }
 
 // 5. RSS per pending timer, 1 h out, each callback capturing 16 bytes (the
-// size the performance goal names: a request id and a pointer, say).
+// size the performance goal names: a request id and a pointer, say), or
+// nothing (capture:0: a lambda that captures nothing, which a TimingWheel
+// keeps in a bare node).
 template <class Impl>
 void BM_Memory(benchmark::State& state) {
   const int64_t n = state.range(0);
+  const bool capture = state.range(1) != 0;
   double bytes_per_timer = 0;
   double rss_mb = 0;
   int64_t errors = 0;
@@ -701,11 +705,15 @@ void BM_Memory(benchmark::State& state) {
     state.ResumeTiming();
     const int64_t before = ProcStatusBytes("VmRSS");
     for (int64_t i = 0; i < n; ++i) {
-      impl.AfterFunc(absl::Hours(1) + absl::Milliseconds(i % 10000),
-                     [id = i, where = &errors] {
-                       benchmark::DoNotOptimize(id);
-                       benchmark::DoNotOptimize(where);
-                     });
+      const absl::Duration d = absl::Hours(1) + absl::Milliseconds(i % 10000);
+      if (capture) {
+        impl.AfterFunc(d, [id = i, where = &errors] {
+          benchmark::DoNotOptimize(id);
+          benchmark::DoNotOptimize(where);
+        });
+      } else {
+        impl.AfterFunc(d, [] {});
+      }
     }
     const int64_t after = ProcStatusBytes("VmRSS");
     bytes_per_timer += static_cast<double>(after - before) / n;
@@ -1359,10 +1367,15 @@ TW_BENCHMARK_LOOP(
 void MemoryOptions(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 }
-TW_BENCHMARK_ALL(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
-TW_BENCHMARK_ALL(BM_Memory, ->Apply(MemoryOptions)->Arg(10'000'000));
-TW_BENCHMARK_LOOP(BM_Memory, ->Apply(MemoryOptions)->Arg(1'000'000));
-TW_BENCHMARK_LOOP(BM_Memory, ->Apply(MemoryOptions)->Arg(10'000'000));
+void MemoryArgs(benchmark::internal::Benchmark* b) {
+  MemoryOptions(b);
+  b->ArgNames({"", "capture"});
+  for (int64_t capture : {16, 0}) {
+    for (int64_t n : {1'000'000, 10'000'000}) b->Args({n, capture});
+  }
+}
+TW_BENCHMARK_ALL(BM_Memory, ->Apply(MemoryArgs));
+TW_BENCHMARK_LOOP(BM_Memory, ->Apply(MemoryArgs));
 
 TW_BENCHMARK_ALL(
     BM_Idle, ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1));

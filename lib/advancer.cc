@@ -30,7 +30,7 @@ constexpr int64_t kLookEveryNs = 100'000'000;
 }  // namespace
 
 Advancer::Advancer(const TimeBase* time, int wheel_size, Inbox* inbox,
-                   Runner* runner, TimerCounts* counts, NodePool* nodes)
+                   Runner* runner, TimerCounts* counts, NodePools* nodes)
     : time_(time),
       inbox_(inbox),
       runner_(runner),

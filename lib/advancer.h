@@ -96,7 +96,7 @@ namespace timingwheel::internal {
 class Advancer {
  public:
   Advancer(const TimeBase* time, int wheel_size, Inbox* inbox, Runner* runner,
-           TimerCounts* counts, NodePool* nodes);
+           TimerCounts* counts, NodePools* nodes);
   Advancer(const Advancer&) = delete;
   Advancer& operator=(const Advancer&) = delete;
 
@@ -206,7 +206,7 @@ class Advancer {
   Inbox* const inbox_;
   Runner* const runner_;
   TimerCounts* const counts_;
-  NodePool* const nodes_;  // where the nodes' memory goes back
+  NodePools* const nodes_;  // where the nodes' memory goes back
   std::atomic<bool> stopping_{false};
 
   WheelCore core_;

@@ -62,8 +62,7 @@ Engine::Engine(Options options)
       thread_name_prefix_(std::move(options.thread_name_prefix)),
       on_thread_start_(std::move(options.on_thread_start)),
       counts_(options.max_pending),
-      nodes_(sizeof(TimerNode), alignof(TimerNode), options.spare_timers,
-             NodePool::Tail::kGiveBackThread),
+      nodes_(options.spare_timers, NodePool::Tail::kGiveBackThread),
       runner_(&inbox_, &time_, &counts_, &failures_, &nodes_, this),
       advancer_(&time_, options.wheel_size, &inbox_, &runner_, &counts_,
                 &nodes_) {

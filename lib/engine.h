@@ -225,7 +225,7 @@ class Engine : public RefCounted {
   TimerCounts counts_;
   // The memory of this engine's nodes; it goes with the engine, after the
   // last node.
-  NodePool nodes_;
+  NodePools nodes_;
   Inbox inbox_;
   // One per inbox lane: where the handles made by its threads count
   // themselves.

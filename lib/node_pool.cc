@@ -191,7 +191,7 @@ struct ThreadCache {
     serial = 0;
   }
 };
-thread_local ThreadCache tls_cache;
+thread_local ThreadCache tls_caches[NodePool::kCacheSlots];
 
 size_t RoundUp(size_t n, size_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
@@ -220,13 +220,14 @@ size_t SlabBytesFor(size_t block_size) {
 }  // namespace
 
 NodePool::NodePool(size_t size, size_t alignment, int64_t spare_blocks,
-                   Tail tail)
+                   Tail tail, int cache_slot)
     : size_(BlockSize(size, alignment)),
       slab_bytes_(SlabBytesFor(size_)),
       blocks_per_slab_(static_cast<int32_t>(slab_bytes_ / size_)),
       spare_blocks_(spare_blocks),
       serial_(NextSerial()),
-      tail_(tail) {
+      tail_(tail),
+      cache_slot_(cache_slot) {
   {
     MutexLock lock(&mu_);
     std::fill(std::begin(lists_), std::end(lists_), -1);
@@ -245,7 +246,7 @@ NodePool::~NodePool() {
 }
 
 void* NodePool::Allocate() {
-  ThreadCache& cache = tls_cache;
+  ThreadCache& cache = tls_caches[cache_slot_];
   if (cache.serial != serial_) {
     cache.Release();
     cache.serial = serial_;
@@ -264,7 +265,7 @@ void* NodePool::Allocate() {
 
 void NodePool::Free(void* memory) {
   auto* block = static_cast<FreeBlock*>(memory);
-  ThreadCache& cache = tls_cache;
+  ThreadCache& cache = tls_caches[cache_slot_];
   if (cache.serial != serial_) {
     if (cache.serial != 0) {
       // This thread caches another pool's blocks: no switching back and

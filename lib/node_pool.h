@@ -16,10 +16,13 @@
 // Design: magazines (Bonwick's slab allocator with per-CPU magazines, here
 // per thread). Free nodes are kept in singly linked lists of at most
 // kMagazine, threaded through the free nodes themselves.
-//   * Each thread has one cache (thread_local) for one pool at a time: a
-//     `loaded` magazine it allocates from and frees to, and a `previous` one,
-//     always full or empty, so that a thread alternating between allocating
-//     and freeing at a magazine's edge does not go to the depot each time.
+//   * Each thread has a cache (thread_local) per slot (kCacheSlots), each
+//     for one pool at a time: a `loaded` magazine it allocates from and frees
+//     to, and a `previous` one, always full or empty, so that a thread
+//     alternating between allocating and freeing at a magazine's edge does
+//     not go to the depot each time. A pool names its slot: an engine's two
+//     pools (nodes with their room, and bare nodes: timer_state.h) take one
+//     each, so that a thread making both kinds does not switch between them.
 //   * The pool's depot holds full magazines, a partial one of loose nodes
 //     (freed by threads whose cache serves another pool), and the slabs the
 //     nodes are carved from. A thread goes to the depot once per kMagazine
@@ -151,11 +154,17 @@ class NodePool {
     kOwnerCalls,      // the owner's calls of Tidy()
   };
 
+  // The thread caches per thread: one per pool a thread uses at once.
+  static constexpr int kCacheSlots = 2;
+
   // A pool of blocks of `size` bytes aligned to `alignment` (a power of two
   // of at most alignof(std::max_align_t)); `size` >= sizeof(void*). It keeps
   // at least `spare_blocks` (>= 0) free blocks' memory when blocks are
-  // freed, and gives the empty slabs beyond them back to the system.
-  NodePool(size_t size, size_t alignment, int64_t spare_blocks, Tail tail);
+  // freed, and gives the empty slabs beyond them back to the system. Its
+  // blocks go through each thread's cache number `cache_slot` (below
+  // kCacheSlots).
+  NodePool(size_t size, size_t alignment, int64_t spare_blocks, Tail tail,
+           int cache_slot = 0);
   NodePool(const NodePool&) = delete;
   NodePool& operator=(const NodePool&) = delete;
   // Unmaps the regions. Precondition: every block was freed (or is never
@@ -274,6 +283,7 @@ class NodePool {
   const int64_t spare_blocks_;     // kept free when giving back
   const uint64_t serial_;          // unique in the process, never 0
   const Tail tail_;
+  const int cache_slot_;  // which of a thread's caches serves it
   // Tail::kOwnerCalls: a call left work for Tidy. Relaxed: the pool's owner
   // sets and reads it (a stale read only delays a step).
   std::atomic<bool> tidy_{false};

@@ -64,7 +64,7 @@ class Runner::HandedOffTask {
 };
 
 Runner::Runner(Inbox* inbox, const TimeBase* time, TimerCounts* counts,
-               const FailureReporter* failures, NodePool* nodes,
+               const FailureReporter* failures, NodePools* nodes,
                RefCounted* owner)
     : inbox_(inbox),
       time_(time),

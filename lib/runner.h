@@ -66,7 +66,7 @@ class Runner {
   using Executor = absl::AnyInvocable<void(absl::AnyInvocable<void()>) const>;
 
   Runner(Inbox* inbox, const TimeBase* time, TimerCounts* counts,
-         const FailureReporter* failures, NodePool* nodes, RefCounted* owner);
+         const FailureReporter* failures, NodePools* nodes, RefCounted* owner);
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
@@ -154,7 +154,7 @@ class Runner {
   const TimeBase* const time_;
   TimerCounts* const counts_;
   const FailureReporter* const failures_;
-  NodePool* const nodes_;  // where the nodes' memory goes back
+  NodePools* const nodes_;  // where the nodes' memory goes back
   RefCounted* const owner_;
   const Executor* executor_ = nullptr;
   // One per worker, written by that worker only (Writers::kOne); or one for

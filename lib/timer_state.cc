@@ -9,12 +9,18 @@
 
 namespace timingwheel::internal {
 
-TimerNode* TimerNode::New(NodePool* pool, CallbackRef f,
+NodePools::NodePools(int64_t spare_blocks, NodePool::Tail tail)
+    : nodes(kNodeBlock, alignof(TimerNode), spare_blocks, tail,
+            /*cache_slot=*/0),
+      bare(kBareBlock, alignof(TimerNode), spare_blocks, tail,
+           /*cache_slot=*/1) {}
+
+TimerNode* TimerNode::New(NodePools* pools, CallbackRef f,
                           std::unique_ptr<Scheduler> scheduler, int32_t refs) {
-  // The callable goes to the room, to a block of its own (the call site
-  // boxed anything bigger than a block: callback.h), or, for a periodic
-  // timer or one whose operations have no number, after its OutOfLine on
-  // the heap.
+  // The callable goes nowhere (a stateless one: a bare node), to the room,
+  // to a block of its own (the call site boxed anything bigger than a
+  // block: callback.h), or, for a periodic timer or one whose operations
+  // have no number, after its OutOfLine on the heap.
   Storage storage = Storage::kRoom;
   void* extra = nullptr;
   const uint32_t number = scheduler != nullptr ? 0 : CallbackNumberOf(f.ops);
@@ -22,17 +28,20 @@ TimerNode* TimerNode::New(NodePool* pool, CallbackRef f,
     storage = scheduler != nullptr ? Storage::kPeriodic : Storage::kHeap;
     extra = ::operator new(OutOfLine::kCallableOffset + f.ops->size);
     new (extra) OutOfLine(std::move(scheduler), f.ops);
+  } else if (f.ops->stateless) {
+    storage = Storage::kBare;
   } else if (f.ops->size > kRoom) {
     storage = Storage::kBlock;
-    extra = pool->Allocate();
+    extra = pools->nodes.Allocate();
   }
   void* memory;
   try {
-    memory = pool->Allocate();
+    memory = storage == Storage::kBare ? pools->bare.Allocate()
+                                       : pools->nodes.Allocate();
   } catch (...) {
     if (storage == Storage::kBlock) {
-      pool->Free(extra);
-    } else if (storage != Storage::kRoom) {
+      pools->nodes.Free(extra);
+    } else if (storage >= Storage::kHeap) {
       static_cast<OutOfLine*>(extra)->~OutOfLine();
       ::operator delete(extra);
     }
@@ -46,31 +55,35 @@ TimerNode::TimerNode(CallbackRef f, uint32_t number, Storage storage,
     : state(MakeStateWord(0, State::kPending)),
       callable_(number << kNumberShift | static_cast<uint32_t>(storage)),
       mu(refs) {
-  if (storage != Storage::kRoom) std::memcpy(room_, &extra, sizeof(extra));
+  // A stateless callable is not kept: trivially destructible, the caller's
+  // object goes as it is.
+  if (storage == Storage::kBare) return;
+  if (storage != Storage::kRoom) std::memcpy(room(), &extra, sizeof(extra));
   f.ops->move_to(f.callable, Callable());
 }
 
-void TimerNode::DestroyCallback(NodePool* pool) noexcept {
-  if (mu.MarkCallableDestroyed()) DestroyCallable(pool);
+void TimerNode::DestroyCallback(NodePools* pools) noexcept {
+  if (mu.MarkCallableDestroyed()) DestroyCallable(pools);
 }
 
-void TimerNode::DestroyCallable(NodePool* pool) noexcept {
+void TimerNode::DestroyCallable(NodePools* pools) noexcept {
   const CallbackOps* ops = Ops();
   void* callable = Callable();
   if (ops->destroy != nullptr) ops->destroy(callable);
-  if (storage() == Storage::kBlock) pool->Free(callable);
+  if (storage() == Storage::kBlock) pools->nodes.Free(callable);
 }
 
-void TimerNode::Unref(NodePool* pool) {
+void TimerNode::Unref(NodePools* pools) {
   if (!mu.Unref()) return;
-  if (!mu.callable_destroyed()) DestroyCallable(pool);
+  if (!mu.callable_destroyed()) DestroyCallable(pools);
   if (out_of_line()) {
     OutOfLine* state = &out_of_line_state();
     state->~OutOfLine();
     ::operator delete(state);
   }
+  NodePool& pool = storage() == Storage::kBare ? pools->bare : pools->nodes;
   this->~TimerNode();
-  pool->Free(this);
+  pool.Free(this);
 }
 
 bool TimerNode::Cancel(uint64_t gen) {

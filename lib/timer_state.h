@@ -130,17 +130,31 @@ inline constexpr uint64_t kAnyGeneration = ~uint64_t{0};
 // node destroyed by its last handle (with its callback, which may hold other
 // handles) is freed while the engine still lives.
 // Thread-safe; the count is on a cache line of its own.
+// An engine's node memory (see the byte map below): blocks of a node with
+// its room, which also serve as a callable's second block (`nodes`), and
+// blocks of a bare node, for a stateless callable (`bare`). Each pool has a
+// thread cache slot of its own (node_pool.h), so a thread making both kinds
+// keeps both cached.
+struct NodePools {
+  // Each pool keeps `spare_blocks` free blocks' memory when timers end;
+  // `tail` finishes their give-back work (node_pool.h).
+  NodePools(int64_t spare_blocks, NodePool::Tail tail);
+
+  NodePool nodes;
+  NodePool bare;
+};
+
 class NodeHome {
  public:
   // `engine` is only handed on (to a Timer); `owner` is the same engine's
-  // lifetime; `pool` is where its nodes' memory goes back.
-  NodeHome(NodePool* pool, RefCounted* owner, Engine* engine, int lane)
-      : pool_(pool), owner_(owner), engine_(engine), lane_(lane) {}
+  // lifetime; `pools` is where its nodes' memory goes back.
+  NodeHome(NodePools* pools, RefCounted* owner, Engine* engine, int lane)
+      : pools_(pools), owner_(owner), engine_(engine), lane_(lane) {}
   NodeHome(const NodeHome&) = delete;
   NodeHome& operator=(const NodeHome&) = delete;
 
   Engine* engine() const { return engine_; }
-  NodePool* pool() const { return pool_; }
+  NodePools* pools() const { return pools_; }
   int lane() const { return lane_; }
   void AddHandle() { handles_.fetch_add(1, std::memory_order_relaxed); }
   // Memory ordering: acq_rel, as for any reference count.
@@ -152,7 +166,7 @@ class NodeHome {
   void ReleaseBias() { RemoveHandle(); }
 
  private:
-  NodePool* const pool_;
+  NodePools* const pools_;
   RefCounted* const owner_;
   Engine* const engine_;
   const int lane_;
@@ -325,18 +339,24 @@ class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
 //                                    nanoseconds since the engine's origin
 //                                    (see Locking above)
 //   16      8    state            generation << 8 | linked bit | State
-//   24      4    callable         the operations' number << 2 | where the
+//   24      4    callable         the operations' number << 3 | where the
 //                                 callable is (Storage); set once
 //   28      4    mu               refs << 3 | callable destroyed << 2 |
 //                                 has_rearm << 1 | locked (NodeRefsAndLock)
 //   32     16    room             the callable (kRoom bytes), or a pointer
-//                                 to where it is
+//                                 to where it is: in the block, after the
+//                                 node (the class is the first 32 bytes)
 //
-// 48 bytes: the pool's block. A callable of at most kRoom bytes (a lambda
-// capturing two pointers, `[this, id]`) lives in the room; one of at most
-// kWheelBlockCallable (an absl::AnyInvocable, a lambda capturing up to six
-// pointers) in a second block of the same pool, taken from the same thread
-// cache; a bigger one was boxed on the heap by the call site (callback.h).
+// 48 bytes (kNodeBlock): a block of NodePools::nodes. A stateless callable
+// (a lambda capturing nothing: CallbackOps::stateless) needs no room, since
+// any object of its type runs the same: its node is bare, 32 bytes
+// (kBareBlock), a block of NodePools::bare, and it runs on an object of its
+// type made in a buffer of no state (kBare). A callable of at most kRoom
+// bytes (a lambda capturing two pointers, `[this, id]`) lives in the room;
+// one of at most kWheelBlockCallable (an absl::AnyInvocable, a lambda
+// capturing up to six pointers) in a second block of `nodes`, taken from the
+// same thread cache; a bigger one was boxed on the heap by the call site
+// (callback.h).
 // The operations are named by number (lib/callback_numbers.h), 32 bits; a
 // callable without one (numbers run out after some 65,000 types) keeps
 // them on the heap beside it (kHeap), as a periodic timer does (kPeriodic:
@@ -346,18 +366,18 @@ class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
 //
 // Which node a handle's engine is: no node says. A Timer keeps its node's
 // home (NodeHome) itself, and every other holder of a node knows its engine
-// and hands its pool to Unref.
-// Aligned to the arena's unit, so that every block of the pool (and so
-// every node) has a 32-bit name: 48 bytes are three units.
+// and hands its pools to Unref.
+// Aligned to the arena's unit, so that every block of the pools (and so
+// every node) has a 32-bit name: 32 and 48 bytes are two and three units.
 class alignas(NodeArena::kUnit) TimerNode : public CoreNode {
  public:
-  // The callable kept in the node itself.
+  // The callable kept in the node's block, after the node.
   static constexpr size_t kRoom = 16;
-  // A new node from `pool` (periodic when `scheduler` is not null), in
+  // A new node from `pools` (periodic when `scheduler` is not null), in
   // kPending, generation 0, with `refs` references for the caller, holding
   // the callable of `f` (not empty). Throws std::bad_alloc, having moved
   // nothing, when there is no memory.
-  static TimerNode* New(NodePool* pool, CallbackRef f,
+  static TimerNode* New(NodePools* pools, CallbackRef f,
                         std::unique_ptr<Scheduler> scheduler = nullptr,
                         int32_t refs = 1);
   TimerNode(const TimerNode&) = delete;
@@ -372,14 +392,14 @@ class alignas(NodeArena::kUnit) TimerNode : public CoreNode {
     home->AddHandle();
   }
   void ReleaseHandle(NodeHome* home) {
-    Unref(home->pool());
+    Unref(home->pools());
     home->RemoveHandle();
   }
   // Releases one reference; the last one destroys the callable (if still
-  // there) and the node, and hands their memory back to `pool`, the pool of
-  // the node's engine. Memory ordering: acq_rel, so every write to the node
-  // by any holder happens before its deletion.
-  void Unref(NodePool* pool);
+  // there) and the node, and hands their memory back to `pools`, the pools
+  // of the node's engine. Memory ordering: acq_rel, so every write to the
+  // node by any holder happens before its deletion.
+  void Unref(NodePools* pools);
   // Releases one reference unless it is the last, and says whether it did: a
   // thread that must not destroy the node where it stands (the advancer in
   // the middle of a flush) keeps the last one for a later Unref.
@@ -416,10 +436,10 @@ class alignas(NodeArena::kUnit) TimerNode : public CoreNode {
   // kRunningArmed calls it.
   void RunCallback() { Ops()->run(Callable()); }
   // Destroys the callable, if not done yet, and gives its second block back
-  // to `pool`. Shutdown and CancelAll call it for a node they cancelled,
+  // to `pools`. Shutdown and CancelAll call it for a node they cancelled,
   // which nobody will run, and the runner for one cancelled while it ran,
   // once the run returned; else the last Unref does.
-  void DestroyCallback(NodePool* pool) noexcept;
+  void DestroyCallback(NodePools* pools) noexcept;
 
   std::atomic<uint64_t> state;
 
@@ -427,12 +447,13 @@ class alignas(NodeArena::kUnit) TimerNode : public CoreNode {
   // Where the callable is.
   enum class Storage : uint8_t {
     kRoom,      // in the room; operations by number
-    kBlock,     // in a second block of the pool; operations by number
+    kBlock,     // in a second block of `nodes`; operations by number
+    kBare,      // stateless, kept nowhere: a bare node; operations by number
     kHeap,      // on the heap after its OutOfLine, with its operations
     kPeriodic,  // the same, with a scheduler
   };
-  static constexpr uint32_t kStorageMask = 3;
-  static constexpr int kNumberShift = 2;
+  static constexpr uint32_t kStorageMask = 7;
+  static constexpr int kNumberShift = 3;
 
   // The operations' number and the Storage.
   const uint32_t callable_;
@@ -468,9 +489,14 @@ class alignas(NodeArena::kUnit) TimerNode : public CoreNode {
     return static_cast<Storage>(callable_ & kStorageMask);
   }
   bool out_of_line() const { return storage() >= Storage::kHeap; }
+  // The kRoom bytes after the node, in its block (not a bare node's).
+  unsigned char* room() const {
+    return reinterpret_cast<unsigned char*>(const_cast<TimerNode*>(this)) +
+           sizeof(TimerNode);
+  }
   void* Extra() const {
     void* extra;
-    std::memcpy(&extra, room_, sizeof(extra));
+    std::memcpy(&extra, room(), sizeof(extra));
     return extra;
   }
   OutOfLine& out_of_line_state() const {
@@ -478,13 +504,20 @@ class alignas(NodeArena::kUnit) TimerNode : public CoreNode {
   }
   const CallbackOps* Ops() const;
   void* Callable();
-  // Destroys the callable and gives its second block back to `pool`:
+  // Destroys the callable and gives its second block back to `pools`:
   // DestroyCallback's part after the mark, and the last Unref's (which
   // needs no mark: nobody else holds the node).
-  void DestroyCallable(NodePool* pool) noexcept;
-
-  alignas(alignof(void*)) unsigned char room_[kRoom];
+  void DestroyCallable(NodePools* pools) noexcept;
 };
+
+// The blocks of NodePools: a node with its room, and a bare node.
+inline constexpr size_t kNodeBlock = sizeof(TimerNode) + TimerNode::kRoom;
+inline constexpr size_t kBareBlock = sizeof(TimerNode);
+
+// What a stateless callable runs on: storage where an object of its type
+// (empty, trivially copyable) begins its life as it is used, and which it
+// never writes. Shared by every bare node of the process.
+alignas(std::max_align_t) inline unsigned char g_stateless_callable[16];
 
 // What a node keeps on the heap when its callable is not in the pool's
 // blocks: a periodic timer's scheduler and run count (periodic timers are
@@ -513,14 +546,16 @@ inline const CallbackOps* TimerNode::Ops() const {
 inline void* TimerNode::Callable() {
   switch (storage()) {
     case Storage::kRoom:
-      return room_;
+      return room();
     case Storage::kBlock:
       return Extra();
+    case Storage::kBare:
+      return g_stateless_callable;
     case Storage::kHeap:
     case Storage::kPeriodic:
       return out_of_line_state().callable();
   }
-  return room_;
+  return room();
 }
 
 inline Scheduler& TimerNode::scheduler() {
@@ -538,11 +573,14 @@ inline void TimerNode::CountRun() {
              std::memory_order_relaxed);
 }
 
-static_assert(sizeof(TimerNode) >= kWheelBlockCallable,
+static_assert(kNodeBlock >= kWheelBlockCallable,
               "a callable the call site keeps inline fits a block");
+static_assert(sizeof(TimerNode) % alignof(void*) == 0,
+              "the room, after the node, is aligned for a pointer");
 
 #ifdef NDEBUG
-static_assert(sizeof(TimerNode) == 48 && sizeof(NodeRefsAndLock) == 4,
+static_assert(sizeof(TimerNode) == 32 && kNodeBlock == 48 &&
+                  sizeof(NodeRefsAndLock) == 4,
               "the node, as drawn above");
 #endif
 

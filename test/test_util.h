@@ -174,7 +174,7 @@ class ManualWheelTest : public Base {
 };
 
 // Timer nodes without an engine, for the tests of the parts below it
-// (buckets, levels, the node itself): a node pool and one NodeHome, kept
+// (buckets, levels, the node itself): node pools and one NodeHome, kept
 // alive by handles like an engine's. NewNode makes a one-shot node with an
 // empty callback and one reference, which the TestNodes releases when it goes,
 // before the home.
@@ -187,10 +187,9 @@ class TestNodes {
     ~Home() override {
       if (destroyed_ != nullptr) destroyed_->fetch_add(1);
     }
-    internal::NodePool pool{sizeof(internal::TimerNode),
-                            alignof(internal::TimerNode), kMaxSpareTimers,
-                            internal::NodePool::Tail::kOwnerCalls};
-    internal::NodeHome home{&pool, this, nullptr, 0};
+    internal::NodePools pools{kMaxSpareTimers,
+                              internal::NodePool::Tail::kOwnerCalls};
+    internal::NodeHome home{&pools, this, nullptr, 0};
 
    private:
     std::atomic<int>* const destroyed_;
@@ -201,16 +200,16 @@ class TestNodes {
   TestNodes(const TestNodes&) = delete;
   TestNodes& operator=(const TestNodes&) = delete;
   ~TestNodes() {
-    for (internal::TimerNode* node : nodes_) node->Unref(pool());
+    for (internal::TimerNode* node : nodes_) node->Unref(pools());
     Release();
   }
 
   internal::NodeHome* home() const { return &home_->home; }
-  internal::NodePool* pool() const { return &home_->pool; }
+  internal::NodePools* pools() const { return &home_->pools; }
 
   internal::TimerNode* NewNode() {
     internal::WheelCallable<void (*)()> callable(std::in_place, [] {});
-    auto* node = internal::TimerNode::New(pool(), callable.Ref());
+    auto* node = internal::TimerNode::New(pools(), callable.Ref());
     nodes_.push_back(node);
     return node;
   }

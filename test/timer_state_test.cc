@@ -121,7 +121,7 @@ class TimerNodeTest : public ::testing::Test {
   TimerNode* New(F f, std::unique_ptr<Scheduler> scheduler = nullptr,
                  int32_t refs = 1) {
     WheelCallable<F> callable(std::in_place, std::move(f));
-    return TimerNode::New(pool(), callable.Ref(), std::move(scheduler), refs);
+    return TimerNode::New(pools(), callable.Ref(), std::move(scheduler), refs);
   }
   // The same for a type whose operations have no number (the process gave
   // them all): the node keeps them on the heap with the callable.
@@ -130,7 +130,7 @@ class TimerNodeTest : public ::testing::Test {
     WheelCallable<F> callable(std::in_place, std::move(f));
     CallbackRef ref = callable.Ref();
     ref.ops->number->store(kNoNumberLeft);
-    return TimerNode::New(pool(), ref);
+    return TimerNode::New(pools(), ref);
   }
   // A node whose callback holds a DestructionCounter of `*destroyed`.
   TimerNode* NewCountedNode(std::atomic<int64_t>* destroyed,
@@ -139,22 +139,77 @@ class TimerNodeTest : public ::testing::Test {
       if (runs != nullptr) ++*runs;
     });
   }
-  NodePool* pool() const { return nodes_.pool(); }
+  NodePools* pools() const { return nodes_.pools(); }
 
   std::atomic<int> homes_destroyed_{0};
   TestNodes nodes_{&homes_destroyed_};
 };
 
 // A million pending timers are a million nodes: on x86-64 (LP64, libstdc++)
-// the member order packs one into 48 bytes, a block of the
-// engine's node pool, with a 16-byte callable inline; a periodic node is
-// the same, its scheduler and run count on the heap. (A debug build's node
-// lock carries its rank, so the node is bigger there.)
+// the member order packs one into 32 bytes, and with the 16-byte room after
+// it into 48, a block of the engine's node pool; a node of a stateless
+// callable is bare, 32 bytes; a periodic node is 48, its scheduler and run
+// count on the heap. (A debug build's node lock carries its rank, so the
+// node is bigger there.)
 #if defined(__x86_64__) && defined(__GLIBCXX__) && defined(NDEBUG)
-TEST(TimerNodeLayoutTest, IsFortyEightBytes) {
-  EXPECT_EQ(sizeof(TimerNode), 48u);
+TEST(TimerNodeLayoutTest, IsThirtyTwoBytesAndFortyEightWithItsRoom) {
+  EXPECT_EQ(sizeof(TimerNode), 32u);
+  EXPECT_EQ(kBareBlock, 32u);
+  EXPECT_EQ(kNodeBlock, 48u);
 }
 #endif
+
+// Stateless: empty, trivially copyable and trivially destructible, so that
+// any object of the type runs the same.
+TEST(CallbackOpsTest, StatelessOnlyForTypesWithNoStateToKeep) {
+  auto nothing = [] {};
+  int x = 0;
+  auto one_pointer = [&x] { ++x; };
+  struct EmptyWithDestructor {
+    ~EmptyWithDestructor() {}  // NOLINT: not trivial on purpose
+    void operator()() const {}
+  };
+  void (*pointer)() = +[] {};
+  EXPECT_TRUE(kCallbackOps<decltype(nothing)>.stateless);
+  EXPECT_FALSE(kCallbackOps<decltype(one_pointer)>.stateless);
+  EXPECT_FALSE(kCallbackOps<EmptyWithDestructor>.stateless);
+  EXPECT_FALSE(kCallbackOps<decltype(pointer)>.stateless);
+  one_pointer();
+  EXPECT_EQ(x, 1);
+}
+
+int stateless_runs = 0;
+
+// A stateless callable takes a bare node, a block of the bare pool and none
+// of the other; it runs every time it is run, and the node's memory goes
+// back to the bare pool (ASan checks no block is used after its Free).
+TEST_F(TimerNodeTest, AStatelessCallableTakesABareNodeAndRuns) {
+  stateless_runs = 0;
+  const size_t nodes_held = pools()->nodes.HeldBytes();
+  EXPECT_EQ(pools()->bare.HeldBytes(), 0u);
+  TimerNode* bare = New([] { ++stateless_runs; });
+  EXPECT_GT(pools()->bare.HeldBytes(), 0u);
+  EXPECT_EQ(pools()->nodes.HeldBytes(), nodes_held);
+  bare->RunCallback();
+  bare->RunCallback();
+  EXPECT_EQ(stateless_runs, 2);
+  // A node with a room beside it, from the other pool: neither is touched
+  // by the other (ASan's poisoning of free blocks would tell).
+  int runs = 0;
+  TimerNode* roomy = New([&runs] { ++runs; });
+  roomy->RunCallback();
+  EXPECT_EQ(runs, 1);
+  bare->DestroyCallback(pools());
+  bare->Unref(pools());
+  roomy->Unref(pools());
+  EXPECT_EQ(stateless_runs, 2);
+  // Reused: the bare pool's freed block comes back first.
+  TimerNode* again = New([] { ++stateless_runs; });
+  EXPECT_EQ(again, bare);
+  again->RunCallback();
+  EXPECT_EQ(stateless_runs, 3);
+  again->Unref(pools());
+}
 
 // Where a callable goes: up to kRoom bytes in the node, up to a block in a
 // second block of the pool, beyond that boxed on the heap by the call site.
@@ -182,11 +237,11 @@ TEST_F(TimerNodeTest, CallablesOfEverySizeRunAndAreDestroyedOnce) {
   EXPECT_EQ(destroyed.load(), 0);  // the moved-from copies count nothing
   for (TimerNode* node : nodes) node->RunCallback();
   EXPECT_EQ(runs, 106);
-  nodes[0]->DestroyCallback(pool());
+  nodes[0]->DestroyCallback(pools());
   EXPECT_EQ(destroyed.load(), 1);
-  nodes[0]->DestroyCallback(pool());  // once only
+  nodes[0]->DestroyCallback(pools());  // once only
   EXPECT_EQ(destroyed.load(), 1);
-  for (TimerNode* node : nodes) node->Unref(pool());
+  for (TimerNode* node : nodes) node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 3);
 }
 
@@ -205,10 +260,10 @@ TEST_F(TimerNodeTest, ACallableWithoutANumberRunsAndIsDestroyedOnce) {
                                 NewUnnumbered(std::move(in_block))};
   for (TimerNode* node : nodes) node->RunCallback();
   EXPECT_EQ(runs, 11);
-  nodes[1]->DestroyCallback(pool());
-  nodes[1]->DestroyCallback(pool());  // once only
+  nodes[1]->DestroyCallback(pools());
+  nodes[1]->DestroyCallback(pools());  // once only
   EXPECT_EQ(destroyed.load(), 1);
-  for (TimerNode* node : nodes) node->Unref(pool());
+  for (TimerNode* node : nodes) node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 2);
 }
 
@@ -235,7 +290,7 @@ TEST_F(TimerNodeTest, TheCountTheLockAndTheFlagsLeaveEachOtherAlone) {
   EXPECT_TRUE(node->UnrefIfNotLast());   // 2 -> 1
   EXPECT_FALSE(node->UnrefIfNotLast());  // the last stays
   EXPECT_EQ(destroyed.load(), 0);
-  node->Unref(pool());
+  node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 1);
 }
 
@@ -265,7 +320,7 @@ TEST_F(TimerNodeTest, TheNodeLockExcludesWhileTheCountMoves) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(under_lock, int64_t{kThreads / 2} * kRounds);
   EXPECT_FALSE(node->UnrefIfNotLast());  // one reference, as it began
-  node->Unref(pool());
+  node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 1);
 }
 
@@ -276,7 +331,7 @@ TEST_F(TimerNodeTest, NewNodeIsPendingGenerationZeroInNoBucket) {
   EXPECT_FALSE(node->periodic());
   EXPECT_FALSE(node->linked());
   EXPECT_EQ(node->runs(), 0);
-  node->Unref(pool());
+  node->Unref(pools());
 }
 
 // A scheduler that counts its destruction.
@@ -305,10 +360,10 @@ TEST_F(TimerNodeTest, PeriodicNodeCarriesItsSchedulerUntilTheLastReference) {
   EXPECT_EQ(&node->scheduler(), raw);
   EXPECT_EQ(node->scheduler().NextDelay({}), absl::Milliseconds(7));
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kPending));
-  node->Unref(pool());
+  node->Unref(pools());
   EXPECT_EQ(callbacks_destroyed.load(), 0);
   EXPECT_EQ(schedulers_destroyed.load(), 0);
-  node->Unref(pool());  // the last: callback and scheduler go with the node
+  node->Unref(pools());  // the last: callback and scheduler go with the node
   EXPECT_EQ(callbacks_destroyed.load(), 1);
   EXPECT_EQ(schedulers_destroyed.load(), 1);
 }
@@ -321,14 +376,14 @@ TEST_F(TimerNodeTest, CasStateSucceedsOnlyFromTheExpectedWord) {
   EXPECT_EQ(expected, MakeStateWord(0, State::kPending));  // what it saw
   EXPECT_TRUE(node->CasState(expected, MakeStateWord(0, State::kDispatched)));
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kDispatched));
-  node->Unref(pool());
+  node->Unref(pools());
 }
 
 TEST_F(TimerNodeTest, OneReferenceUnrefDestroysTheCallback) {
   std::atomic<int64_t> destroyed{0};
   TimerNode* node = NewCountedNode(&destroyed);
   EXPECT_EQ(destroyed.load(), 0);
-  node->Unref(pool());
+  node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 1);
 }
 
@@ -338,13 +393,13 @@ TEST_F(TimerNodeTest, CallbackLivesUntilTheLastReference) {
   TimerNode* node = NewCountedNode(&destroyed, &runs);
   node->Ref();
   node->Ref();  // three references
-  node->Unref(pool());
+  node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 0);
   node->RunCallback();  // still usable
   EXPECT_EQ(runs, 1);
-  node->Unref(pool());
+  node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 0);
-  node->Unref(pool());
+  node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 1);
 }
 
@@ -352,9 +407,9 @@ TEST_F(TimerNodeTest, ClearedCallbackIsDestroyedBeforeTheNode) {
   // What Shutdown does for a cancelled node.
   std::atomic<int64_t> destroyed{0};
   TimerNode* node = NewCountedNode(&destroyed);
-  node->DestroyCallback(pool());
+  node->DestroyCallback(pools());
   EXPECT_EQ(destroyed.load(), 1);
-  node->Unref(pool());
+  node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 1);
 }
 
@@ -367,7 +422,7 @@ TEST_F(TimerNodeTest, ConcurrentUnrefsDestroyExactlyOnce) {
     for (int i = 0; i < kThreads * kRefsPerThread - 1; ++i) node->Ref();
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([node, pool = pool()] {
+      threads.emplace_back([node, pool = pools()] {
         for (int i = 0; i < kRefsPerThread; ++i) node->Unref(pool);
       });
     }
@@ -397,7 +452,7 @@ TEST_F(TimerNodeTest, AHomeWithoutHandlesGoesWithItsOwner) {
   // engine (NodeHome).
   std::atomic<int64_t> destroyed{0};
   TimerNode* node = NewCountedNode(&destroyed);
-  node->Unref(pool());
+  node->Unref(pools());
   EXPECT_EQ(destroyed.load(), 1);
   nodes_.Release();
   EXPECT_EQ(homes_destroyed_.load(), 1);
@@ -412,7 +467,7 @@ TEST_F(TimerNodeTest, CancelEndsOnlyAPendingOrDispatchedArmOfItsGeneration) {
   EXPECT_TRUE(node->Cancel(0));
   EXPECT_EQ(node->LoadState(), MakeStateWord(0, State::kCancelled));
   EXPECT_FALSE(node->Cancel(kAnyGeneration));  // final
-  node->Unref(pool());
+  node->Unref(pools());
   TimerNode* running = NewCountedNode(&destroyed);
   word = MakeStateWord(0, State::kPending);
   ASSERT_TRUE(running->CasState(word, MakeStateWord(3, State::kRunning)));
@@ -420,7 +475,7 @@ TEST_F(TimerNodeTest, CancelEndsOnlyAPendingOrDispatchedArmOfItsGeneration) {
   word = MakeStateWord(3, State::kRunning);
   ASSERT_TRUE(running->CasState(word, MakeStateWord(4, State::kPending)));
   EXPECT_TRUE(running->Cancel(kAnyGeneration));
-  running->Unref(pool());
+  running->Unref(pools());
 }
 
 }  // namespace

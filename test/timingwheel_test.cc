@@ -613,6 +613,61 @@ TEST_F(TimingWheelTest, SlowCallbackHoldsBackNoOtherWhileAWorkerIsFree) {
 // ---------------------------------------------------------------------------
 // Stop and Reset
 
+// A lambda that captures nothing is kept in a bare node (32 bytes, a pool of
+// its own and a thread cache slot of its own: lib/timer_state.h), one that
+// captures in a node with its room: interleaved on one thread and on four,
+// each kind fires at its deadline, is stopped and reset as any timer, and
+// none is lost or run twice.
+std::atomic<int64_t> stateless_fired{0};
+
+TEST_F(TimingWheelTest, StatelessAndCapturingCallbacksInterleavedAllBehave) {
+  stateless_fired = 0;
+  std::atomic<int64_t> capturing_fired{0};
+  constexpr int kThreads = 4;
+  constexpr int kEach = 1000;  // per kind and thread
+  std::vector<std::vector<Timer>> stopped(kThreads), reset(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const absl::Duration d = kTick * (1 + i % 50);
+        absl::StatusOr<Timer> bare = wheel_->AfterFunc(
+            d, [] { stateless_fired.fetch_add(1, std::memory_order_relaxed); });
+        absl::StatusOr<Timer> roomy = wheel_->AfterFunc(
+            d, [&capturing_fired] { capturing_fired.fetch_add(1); });
+        ASSERT_TRUE(bare.ok() && roomy.ok());
+        // Every fourth of each kind stopped, every fourth reset to 100 ticks.
+        if (i % 4 == 1) {
+          stopped[static_cast<size_t>(t)].push_back(*bare);
+          stopped[static_cast<size_t>(t)].push_back(*roomy);
+        } else if (i % 4 == 2) {
+          reset[static_cast<size_t>(t)].push_back(*bare);
+          reset[static_cast<size_t>(t)].push_back(*roomy);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wheel_->Pending(), 2 * kThreads * kEach);
+  for (auto& timers : stopped) {
+    for (Timer& timer : timers) EXPECT_TRUE(timer.Stop());
+  }
+  for (auto& timers : reset) {
+    for (Timer& timer : timers) EXPECT_TRUE(timer.Reset(kTick * 100));
+  }
+  const int64_t quarter = kThreads * kEach / 4;
+  Advance(kTick * 50);
+  EXPECT_EQ(stateless_fired.load(), 2 * quarter);
+  EXPECT_EQ(capturing_fired.load(), 2 * quarter);
+  EXPECT_EQ(wheel_->Pending(), 2 * quarter);  // the reset ones
+  Advance(kTick * 49);
+  EXPECT_EQ(stateless_fired.load(), 2 * quarter) << "a reset one ran early";
+  Advance(kTick * 51);
+  EXPECT_EQ(stateless_fired.load(), 3 * quarter);
+  EXPECT_EQ(capturing_fired.load(), 3 * quarter);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
 TEST_F(TimingWheelTest, StopOfPendingTimerReturnsTrueAndItNeverRuns) {
   auto log = NewLog();
   Timer timer = After(absl::Milliseconds(10), log);

@@ -55,6 +55,10 @@ struct CallbackOps {
   // library when a TimingWheel first keeps a callable of this type: the
   // table is constant, the number is not.
   std::atomic<uint32_t>* number;
+  // The type has no state to keep: empty (a lambda capturing nothing),
+  // trivially copyable and trivially destructible. Any object of it runs
+  // the same, so a TimingWheel keeps none (a bare node: lib/timer_state.h).
+  bool stateless;
 };
 
 // Where the number of kCallbackOps<S> is kept: 0 until one is given.
@@ -75,9 +79,13 @@ void CallbackDestroy(void* callable) noexcept {
 }
 template <class S>
 inline constexpr CallbackOps kCallbackOps = {
-    sizeof(S), &CallbackMoveTo<S>, &CallbackRun<S>,
+    sizeof(S),
+    &CallbackMoveTo<S>,
+    &CallbackRun<S>,
     std::is_trivially_destructible_v<S> ? nullptr : &CallbackDestroy<S>,
-    &callback_number<S>};
+    &callback_number<S>,
+    std::is_empty_v<S>&& std::is_trivially_copyable_v<S>&&
+        std::is_trivially_destructible_v<S>};
 
 // A callable too big for a node (or aligned beyond a pointer, or whose move
 // may throw), moved to the heap: the node keeps this pointer.

@@ -82,10 +82,12 @@ struct Options {
   // (`tw-giveback`: no caller and no wheel thread makes the call), keeping
   // at least `spare_timers` free nodes. A slab that holds one pending timer
   // stays, and so do the last ended timers each thread caches (at most 128 a
-  // thread): after a spike of N timers that all end, the wheel keeps the memory
-  // of about `spare_timers` of them, not of N. New timers fill the fullest
-  // slabs first, so a wheel whose pending count falls empties slabs as it goes.
-  // The default keeps 3 MiB (48-byte nodes).
+  // thread in each pool): after a spike of N timers that all end, the wheel
+  // keeps the memory of about `spare_timers` of them, not of N. New timers fill
+  // the fullest slabs first, so a wheel whose pending count falls empties slabs
+  // as it goes. Each of the wheel's two pools (48-byte nodes, and 32-byte ones
+  // for callbacks that capture nothing) keeps this many: the default keeps 3
+  // MiB and 2 MiB at most.
   int64_t spare_timers = 65536;
   // Runs callbacks on your executor instead of the built-in worker pool
   // (`workers` is then ignored and no worker thread is started). Each due

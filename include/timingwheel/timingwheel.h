@@ -41,23 +41,23 @@
 // Memory: what a wheel keeps, and when it gives back
 // ---------------------------------------------------
 // A timer's node (48 bytes on x86-64, with a callable of up to 16 bytes
-// inside; see AfterFunc) comes from the wheel's own pool: slabs of 64 KiB,
-// mapped as the wheel grows, carved a few nodes at a time. When timers end
-// (fire, are stopped or cancelled) their nodes go back to the pool, and the
-// slabs left empty go back to the system (madvise MADV_DONTNEED) as they empty:
-// the thread that frees the nodes (a caller, a worker, the advancer) sorts them
+// inside; 32 bytes for a lambda that captures nothing; see AfterFunc) comes
+// from the wheel's own pools (one per node size): slabs of 64 KiB, mapped as
+// the wheel grows, carved a few nodes at a time. When timers end (fire, are
+// stopped or cancelled) their nodes go back to the pool, and the slabs left
+// empty go back to the system (madvise MADV_DONTNEED) as they empty: the
+// thread that frees the nodes (a caller, a worker, the advancer) sorts them
 // into their slabs (the 64 it hands over at a time: microseconds, with no
 // lock held that another thread waits for), and `tw-giveback`, one thread
 // per process, started the first time a wheel has such work, makes the
 // system call within milliseconds, so that no caller and no wheel thread
-// waits for it. The
-// wheel keeps the memory of Options::spare_timers ended timers (default
-// 65536) for new ones. After a spike of N timers that all end, it keeps
-// about that, not N: a slab that holds one pending timer stays whole, and
-// each thread caches the last 128 nodes it freed; new timers fill the
-// fullest slabs first, so a wheel whose pending count falls empties slabs
-// as it goes. A bucket holds nothing per timer: its timers are linked
-// through 32-bit links inside their nodes.
+// waits for it. The wheel keeps the memory of Options::spare_timers ended
+// timers (default 65536, in each pool) for new ones. After a spike of N
+// timers that all end, it keeps about that, not N: a slab that holds one
+// pending timer stays whole, and each thread caches the last 128 nodes it
+// freed (per pool); new timers fill the fullest slabs first, so a wheel whose
+// pending count falls empties slabs as it goes. A bucket holds nothing per
+// timer: its timers are linked through 32-bit links inside their nodes.
 //
 // Threads and locks
 // -----------------
@@ -204,9 +204,11 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // `f` is any callable `void()`, move-only ones included; an empty one
   // (nullptr, a null function pointer, an empty AnyInvocable or
   // std::function) is an error here rather than a throw on a worker. Where
-  // it is kept: a callable of at most 16 bytes (a lambda capturing two
-  // pointers, `[this, id]`) inside the timer's node, 48 bytes on x86-64;
-  // one of at most 48 bytes (an absl::AnyInvocable, a std::function, a
+  // it is kept: a lambda that captures nothing (any callable that is empty,
+  // trivially copyable and trivially destructible) nowhere, its node 32 bytes
+  // on x86-64; a callable of at most 16 bytes (a lambda capturing two
+  // pointers, `[this, id]`) inside the timer's node, 48 bytes; one of at most
+  // 48 bytes (an absl::AnyInvocable, a std::function, a
   // lambda capturing up to six pointers) in a second block of the wheel's
   // pool; a bigger one, or one aligned beyond a pointer or whose move may
   // throw, is moved to the heap once. Only the pool's blocks are taken on
