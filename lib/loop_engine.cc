@@ -40,6 +40,7 @@ LoopEngine::LoopEngine(LoopOptions options)
       by_tick_(time_.tick_ns()),
       max_deadline_ns_(kMaxTick / time_.tick_ns() * time_.tick_ns()),
       max_pending_(options.max_pending),
+      bare_nodes_(kBareLoopBlock, options.spare_timers),
       small_nodes_(kSmallLoopBlock, options.spare_timers),
       wide_nodes_(kWideLoopBlock, options.spare_timers),
       periodic_nodes_(kPeriodicLoopBlock, options.spare_timers),
@@ -179,6 +180,10 @@ void LoopEngine::Destroy(LoopNode* node) {
     node->ops->destroy(node->callable());
   }
   switch (node->kind) {
+    case LoopNode::Kind::kBare:
+      node->~LoopNode();
+      bare_nodes_.Free(node);
+      break;
     case LoopNode::Kind::kSmall:
       node->~LoopNode();
       small_nodes_.Free(node);

@@ -170,11 +170,17 @@ class LoopEngine {
   // A new one-shot node running `f`, armed at `deadline_ns`, with a
   // reference for the handle.
   LoopTimer NewOneShot(CallbackRef f, int64_t deadline_ns) {
-    LoopNode* const node = f.ops->size <= LoopNode::kSmallCallable
-                               ? new (small_nodes_.Allocate())
-                                     LoopNode(LoopNode::Kind::kSmall, f.ops)
-                               : new (wide_nodes_.Allocate())
-                                     LoopNode(LoopNode::Kind::kWide, f.ops);
+    LoopNode* node;
+    if (f.ops->stateless) {
+      node =
+          new (bare_nodes_.Allocate()) LoopNode(LoopNode::Kind::kBare, f.ops);
+    } else if (f.ops->size <= LoopNode::kSmallCallable) {
+      node =
+          new (small_nodes_.Allocate()) LoopNode(LoopNode::Kind::kSmall, f.ops);
+    } else {
+      node =
+          new (wide_nodes_.Allocate()) LoopNode(LoopNode::Kind::kWide, f.ops);
+    }
     return ArmNew(node, f, deadline_ns);
   }
   // A new periodic node, likewise.
@@ -183,7 +189,11 @@ class LoopEngine {
   // Moves `f` into the new `node` and arms it, with a reference for the
   // handle.
   LoopTimer ArmNew(LoopNode* node, CallbackRef f, int64_t deadline_ns) {
-    f.ops->move_to(f.callable, node->callable());
+    // A stateless callable is not kept (trivially destructible: the
+    // caller's object goes as it is).
+    if (node->kind != LoopNode::Kind::kBare) {
+      f.ops->move_to(f.callable, node->callable());
+    }
     RefEngine();     // the node's
     node->refs = 2;  // the handle's and the wheel's
     ++pending_;
@@ -228,6 +238,7 @@ class LoopEngine {
   // The nodes' memory: neighbours in a bucket were mostly made one after
   // another, so a flush walks memory that is mostly contiguous. Each keeps
   // LoopOptions::spare_timers free blocks and gives back the rest.
+  LoopNodePool bare_nodes_;
   LoopNodePool small_nodes_;
   LoopNodePool wide_nodes_;
   LoopNodePool periodic_nodes_;

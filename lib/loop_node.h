@@ -14,17 +14,22 @@
 //   32      16    the callable (kSmall: a block of 48 bytes)
 //           32    or (kWide: a block of 64 bytes, one cache line, e.g. an
 //                 absl::AnyInvocable)
+//           0     or nothing (kBare: a block of 32 bytes, for a stateless
+//                 callable, a lambda capturing nothing: callback.h)
 //
 // The deadline is the core's expiration (nanoseconds since the engine's
 // origin): one thread owns both, so the node keeps it once. It stays the
 // deadline while the node is out of the core: due, running (that run's), or
 // running with a re-arm a Reset set (`has_rearm`: the re-arm's).
 //
-// A callable is kept inline when it fits 32 bytes, is aligned to at most 8
-// and moves without throwing; any other is boxed on the heap by the template
-// that takes it (loop_wheel.h: internal::LoopCallable), leaving an 8-byte
-// pointer inline. A periodic timer's node (kPeriodic) also holds its
-// scheduler, in a block of a pool of its own (80 bytes).
+// A stateless callable (CallbackOps::stateless) is not kept at all: any
+// object of its type runs the same, so it runs on one begun in a shared
+// buffer of no state. Another callable is kept inline when it fits 32
+// bytes, is aligned to at most 8 and moves without throwing; any other is boxed
+// on the heap by the template that takes it (loop_wheel.h:
+// internal::LoopCallable), leaving an 8-byte pointer inline. A periodic timer's
+// node (kPeriodic) also holds its scheduler, in a block of a pool of its own
+// (80 bytes).
 //
 // The pool is the engine's alone (one owner, the loop's thread: no lock, no
 // thread cache). Its memory comes in chunks of 4 MiB, each mapped in the
@@ -78,7 +83,7 @@ struct LoopNode : CoreNode {
   };
   // Which block holds the node: how much room its callable has, and where
   // its memory goes back to.
-  enum class Kind : uint8_t { kSmall, kWide, kPeriodic };
+  enum class Kind : uint8_t { kBare, kSmall, kWide, kPeriodic };
   static constexpr size_t kSmallCallable = 16;
   static constexpr size_t kWideCallable = kLoopInlineCallable;
 
@@ -87,8 +92,12 @@ struct LoopNode : CoreNode {
   bool pending() const {
     return state == State::kPending || state == State::kRunningArmed;
   }
-  // The callable, right after the header.
-  void* callable() { return reinterpret_cast<char*>(this) + sizeof(LoopNode); }
+  // The callable: right after the header, or, for a stateless one, the
+  // shared buffer it runs on.
+  void* callable() {
+    if (kind == Kind::kBare) return stateless_callable;
+    return reinterpret_cast<char*>(this) + sizeof(LoopNode);
+  }
   // The deadline (see the top): the core's expiration.
   int64_t deadline_ns() const { return expiration(); }
 
@@ -103,7 +112,9 @@ struct LoopNode : CoreNode {
 static_assert(sizeof(LoopNode) == 32, "the header of a node, as drawn above");
 
 // The blocks of the pool, multiples of 16 (as the pool and the node arena
-// ask): a small one of 48 bytes, a wide one of 64, one cache line.
+// ask): a bare one of 32 bytes, a small one of 48, a wide one of 64, one
+// cache line.
+inline constexpr size_t kBareLoopBlock = sizeof(LoopNode);
 inline constexpr size_t kSmallLoopBlock =
     sizeof(LoopNode) + LoopNode::kSmallCallable;
 inline constexpr size_t kWideLoopBlock =

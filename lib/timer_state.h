@@ -351,9 +351,9 @@ class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
 // (a lambda capturing nothing: CallbackOps::stateless) needs no room, since
 // any object of its type runs the same: its node is bare, 32 bytes
 // (kBareBlock), a block of NodePools::bare, and it runs on an object of its
-// type made in a buffer of no state (kBare). A callable of at most kRoom
-// bytes (a lambda capturing two pointers, `[this, id]`) lives in the room;
-// one of at most kWheelBlockCallable (an absl::AnyInvocable, a lambda
+// type begun in a buffer of no state (kBare; callback.h). A callable of at most
+// kRoom bytes (a lambda capturing two pointers, `[this, id]`) lives in the
+// room; one of at most kWheelBlockCallable (an absl::AnyInvocable, a lambda
 // capturing up to six pointers) in a second block of `nodes`, taken from the
 // same thread cache; a bigger one was boxed on the heap by the call site
 // (callback.h).
@@ -514,11 +514,6 @@ class alignas(NodeArena::kUnit) TimerNode : public CoreNode {
 inline constexpr size_t kNodeBlock = sizeof(TimerNode) + TimerNode::kRoom;
 inline constexpr size_t kBareBlock = sizeof(TimerNode);
 
-// What a stateless callable runs on: storage where an object of its type
-// (empty, trivially copyable) begins its life as it is used, and which it
-// never writes. Shared by every bare node of the process.
-alignas(std::max_align_t) inline unsigned char g_stateless_callable[16];
-
 // What a node keeps on the heap when its callable is not in the pool's
 // blocks: a periodic timer's scheduler and run count (periodic timers are
 // few), the operations of a callable without a number, and, right after,
@@ -550,7 +545,7 @@ inline void* TimerNode::Callable() {
     case Storage::kBlock:
       return Extra();
     case Storage::kBare:
-      return g_stateless_callable;
+      return stateless_callable;
     case Storage::kHeap:
     case Storage::kPeriodic:
       return out_of_line_state().callable();

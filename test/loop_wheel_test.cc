@@ -159,6 +159,42 @@ TEST_F(LoopWheelTest, StopPreventsTheRunOnceAndOnlyOnce) {
   EXPECT_EQ(wheel_->RunDue(), 0);
 }
 
+// A lambda that captures nothing is kept nowhere (a bare node of 32 bytes,
+// lib/loop_node.h): it runs at its deadline, is stopped and reset as any,
+// and its nodes are reused; interleaved with capturing ones.
+int loop_stateless_runs = 0;
+
+TEST_F(LoopWheelTest, StatelessCallbacksRunStopAndResetAsAny) {
+  loop_stateless_runs = 0;
+  std::vector<LoopTimer> timers;
+  for (int i = 1; i <= 6; ++i) {
+    timers.push_back(
+        wheel_->AfterFunc(Ms(i), [] { ++loop_stateless_runs; }).value());
+    wheel_->AfterFunc(Ms(i), Record("c" + std::to_string(i))).value();
+  }
+  EXPECT_EQ(wheel_->Pending(), 12);
+  EXPECT_TRUE(timers[1].Stop());         // due at 2 ms
+  EXPECT_TRUE(timers[2].Reset(Ms(20)));  // 3 -> 20 ms
+  EXPECT_EQ(RunAt(Ms(6)), 10);
+  EXPECT_EQ(loop_stateless_runs, 4);
+  EXPECT_EQ(runs_.size(), 6u);
+  EXPECT_EQ(RunAt(Ms(19)), 0) << "the reset one ran early";
+  EXPECT_EQ(RunAt(Ms(20)), 1);
+  EXPECT_EQ(loop_stateless_runs, 5);
+  EXPECT_FALSE(timers[0].Reset(Ms(1))) << "it ran: false, and armed again";
+  EXPECT_EQ(RunAt(Ms(21)), 1);
+  EXPECT_EQ(loop_stateless_runs, 6);
+  timers.clear();
+  // Made and stopped many times over: the freed bare nodes come back.
+  for (int i = 0; i < 100'000; ++i) {
+    EXPECT_TRUE(
+        wheel_->AfterFunc(Ms(5), [] { ++loop_stateless_runs; }).value().Stop());
+  }
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_EQ(RunAt(Ms(100)), 0);
+  EXPECT_EQ(loop_stateless_runs, 6);
+}
+
 TEST_F(LoopWheelTest, AScopedLoopTimerStopsItsTimerWhenItGoes) {
   {
     ScopedLoopTimer deadline(wheel_->AfterFunc(Ms(10), Record("t")).value());

@@ -61,6 +61,12 @@ struct CallbackOps {
   bool stateless;
 };
 
+// What a stateless callable runs on (CallbackOps::stateless): storage where
+// an object of its type (empty, trivially copyable) begins its life as it is
+// used, and which it never writes. A wheel keeps no object of such a type,
+// and passes this to `run` instead; shared by all.
+alignas(std::max_align_t) inline unsigned char stateless_callable[16];
+
 // Where the number of kCallbackOps<S> is kept: 0 until one is given.
 template <class S>
 inline std::atomic<uint32_t> callback_number{0};

@@ -53,11 +53,12 @@
 // nothing but the node, from the wheel's own pool. A bigger callable is
 // moved to the heap once.
 //
-// Memory: a timer's node is 48 bytes with a callback of up to two pointers
-// (16 bytes), 64 (one cache line) with a wider one, and the bucket it waits
-// in holds nothing per timer. After a spike, the chunks its timers emptied
-// go back to the system as they empty, but for LoopOptions::spare_timers
-// spare nodes.
+// Memory: a timer's node is 32 bytes with a lambda that captures nothing
+// (not kept at all: any object of its type runs the same), 48 with a
+// callback of up to two pointers (16 bytes), 64 (one cache line) with a
+// wider one, and the bucket it waits in holds nothing per timer. After a spike,
+// the chunks its timers emptied go back to the system as they empty, but for
+// LoopOptions::spare_timers spare nodes.
 
 #ifndef TIMINGWHEEL_LOOP_WHEEL_H_
 #define TIMINGWHEEL_LOOP_WHEEL_H_
@@ -107,11 +108,11 @@ struct LoopOptions {
   // Most timers pending at once; AfterFunc and the rest beyond it fail with
   // ResourceExhausted. 0 = unlimited.
   int64_t max_pending = 0;
-  // The memory of this many ended timers (of each node size, 64 and 80
-  // bytes) is kept for new ones; beyond it, memory goes back to the system.
-  // From 0 to kMaxSpareTimers (2^40: keep everything). Nodes come from
-  // chunks of 4 MiB; new timers fill the fullest chunk first, and a chunk
-  // left empty when a timer ends (Stop, RunDue, a handle's release) is
+  // The memory of this many ended timers (of each node size: 32, 48, 64
+  // and, periodic, 80 bytes) is kept for new ones; beyond it, memory goes back
+  // to the system. From 0 to kMaxSpareTimers (2^40: keep everything). Nodes
+  // come from chunks of 4 MiB; new timers fill the fullest chunk first, and a
+  // chunk left empty when a timer ends (Stop, RunDue, a handle's release) is
   // unmapped at once (one munmap, well under a millisecond) unless the
   // wheel would keep fewer than `spare_timers` free nodes. After a spike the
   // wheel keeps the chunks that hold pending timers, plus about
