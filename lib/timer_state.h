@@ -111,25 +111,6 @@ class Engine;
 // Matches every generation where a generation is asked for.
 inline constexpr uint64_t kAnyGeneration = ~uint64_t{0};
 
-// Where a handle counts itself: one lane of an engine (engine.h). A handle
-// (Timer) keeps the home of the thread that made it, and counts itself
-// there while it lives (a copy in the same home). While the engine's owner
-// holds it, the count carries a bias of 1, so a handle's birth and death write
-// only this count, never the engine's; when the owner lets go (ReleaseBias),
-// the bias becomes the home's reference on the engine, held until its last
-// handle goes.
-//
-// Why handles and not nodes: every other holder of a node holds the engine
-// too. A bucket or the advancer holds it through the owner (Shutdown, before
-// the owner lets go, empties every bucket) or the advancer's thread
-// reference; a worker through its thread's; a task handed to an executor
-// through its own; Shutdown through its caller, the owner. Only a handle can
-// outlive all of those. So the engine, and the pool with it, outlives every
-// node; and a worker that finishes a callback writes no count that other
-// workers write too. A handle releases its node first, then its count, so a
-// node destroyed by its last handle (with its callback, which may hold other
-// handles) is freed while the engine still lives.
-// Thread-safe; the count is on a cache line of its own.
 // An engine's node memory (see the byte map below): blocks of a node with
 // its room, which also serve as a callable's second block (`nodes`), and
 // blocks of a bare node, for a stateless callable (`bare`). Each pool has a
@@ -144,6 +125,25 @@ struct NodePools {
   NodePool bare;
 };
 
+// Where a handle counts itself: one lane of an engine (engine.h). A handle
+// (Timer) keeps the home of the thread that made it, and counts itself
+// there while it lives (a copy in the same home). While the engine's owner
+// holds it, the count carries a bias of 1, so a handle's birth and death write
+// only this count, never the engine's; when the owner lets go (ReleaseBias),
+// the bias becomes the home's reference on the engine, held until its last
+// handle goes.
+//
+// Why handles and not nodes: every other holder of a node holds the engine
+// too. A bucket or the advancer holds it through the owner (Shutdown, before
+// the owner lets go, empties every bucket) or the advancer's thread
+// reference; a worker through its thread's; a task handed to an executor
+// through its own; Shutdown through its caller, the owner. Only a handle can
+// outlive all of those. So the engine, and the pools with it, outlives every
+// node; and a worker that finishes a callback writes no count that other
+// workers write too. A handle releases its node first, then its count, so a
+// node destroyed by its last handle (with its callback, which may hold other
+// handles) is freed while the engine still lives.
+// Thread-safe; the count is on a cache line of its own.
 class NodeHome {
  public:
   // `engine` is only handed on (to a Timer); `owner` is the same engine's

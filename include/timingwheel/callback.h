@@ -57,7 +57,8 @@ struct CallbackOps {
   std::atomic<uint32_t>* number;
   // The type has no state to keep: empty (a lambda capturing nothing),
   // trivially copyable and trivially destructible. Any object of it runs
-  // the same, so a TimingWheel keeps none (a bare node: lib/timer_state.h).
+  // the same, so a wheel keeps none (a bare node: lib/timer_state.h,
+  // lib/loop_node.h).
   bool stateless;
 };
 
@@ -90,8 +91,8 @@ inline constexpr CallbackOps kCallbackOps = {
     &CallbackRun<S>,
     std::is_trivially_destructible_v<S> ? nullptr : &CallbackDestroy<S>,
     &callback_number<S>,
-    std::is_empty_v<S>&& std::is_trivially_copyable_v<S>&&
-        std::is_trivially_destructible_v<S>};
+    (std::is_empty_v<S> && std::is_trivially_copyable_v<S> &&
+     std::is_trivially_destructible_v<S>)};
 
 // A callable too big for a node (or aligned beyond a pointer, or whose move
 // may throw), moved to the heap: the node keeps this pointer.
