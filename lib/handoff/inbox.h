@@ -35,16 +35,16 @@
 // round costs the lanes in use, not all of them. The lane's index also
 // picks where the thread's nodes live (NodeHome).
 //
-// Chunks: a lane keeps its submissions in chunks of kChunkCapacity (about a
-// page), not in one growing array, so that a push never copies what came
-// before it: when the owner falls behind (millions of Stops in a burst), an
-// array would double under the lane's lock, copying hundreds of megabytes
-// while the pusher (and the owner's next take) waits. A push that fills its
-// chunk starts a new one (one malloc per kChunkCapacity pushes). The owner,
-// done with what it took (Recycle), keeps up to kSpareChunks of the chunks
-// and hands one to each lane it takes, so a lane at a steady rate reuses the
-// same few; the rest go back to malloc, so a backlog's memory does not stay.
-
+// Chunks: a lane keeps its submissions in chunks of SubmissionChunk::kCapacity
+// (about a page), not in one growing array, so that a push never copies what
+// came before it: when the owner falls behind, an array doubles under the
+// lane's lock, copying the whole backlog while the pusher (and the owner's
+// next take) waits. A push that fills its chunk starts a new one (one malloc
+// per kCapacity pushes). The owner, done with what it took (Recycle), keeps up
+// to kSpareChunks of the chunks and hands one to each lane it takes, so a lane
+// at a steady rate reuses the same few; the rest go back to malloc, so a
+// backlog's memory does not stay.
+//
 // Wake-ups: no syscall per call, no thread spinning. The owner publishes
 // the tick at which it will run anyway (its next release, kNever with
 // nothing linked; kAwake while it works). A push wakes it only when the
