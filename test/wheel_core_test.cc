@@ -203,6 +203,57 @@ TEST(WheelCoreTest, ATimersSlotIsItsBucketIdModuloWheelSizeOnEveryLevel) {
   }
 }
 
+TEST(WheelCoreTest, AnAddBesideTheLastOneLandsWhereTheLevelTableSays) {
+  // Add links a timer in the bucket of the Add before it, without walking
+  // the levels, when its expiration is in the range the core remembered
+  // (WheelCore::LastBucket): around every bucket edge and lower level's
+  // reach, in units of 1, 3 and 1000 to a tick, it is the level LevelFor
+  // gives and the slot of the bucket id, as for the first Add.
+  std::mt19937_64 rng(29);
+  for (const int wheel_size : {2, 3, 20}) {
+    for (const int64_t unit : {int64_t{1}, int64_t{3}, int64_t{1000}}) {
+      WheelCore core(wheel_size, unit);
+      std::vector<CoreNode*> due;
+      for (const int64_t now :
+           {int64_t{0}, int64_t{5}, int64_t{977}, int64_t{123456}}) {
+        core.Advance(now, &due);
+        ASSERT_THAT(due, IsEmpty());
+        for (int i = 0; i < 400; ++i) {
+          int64_t width = 1;
+          for (int k = static_cast<int>(rng() % 5); k > 0; --k) {
+            width *= wheel_size;
+          }
+          const int64_t reach = 2 * width * wheel_size * unit;
+          const int64_t first =
+              (now + 1) * unit + static_cast<int64_t>(rng() % reach);
+          TestTimer& before = NewTimer();
+          ASSERT_TRUE(core.Add(&before, first));
+          for (int j = 0; j < 8; ++j) {
+            const int64_t expiration =
+                first + static_cast<int64_t>(rng() % (4 * width * unit)) -
+                2 * width * unit;
+            const int64_t tick = (expiration + unit - 1) / unit;
+            if (expiration <= 0 || tick <= now) continue;
+            TestTimer& timer = NewTimer();
+            ASSERT_TRUE(core.Add(&timer, expiration));
+            const int level = LevelFor(wheel_size, now, tick);
+            EXPECT_EQ(WheelCoreTestPeer::LevelOf(core, &timer), level)
+                << "wheel_size " << wheel_size << ", unit " << unit << ", now "
+                << now << ", after " << first << ": " << expiration;
+            const int64_t id = tick / WheelCoreTestPeer::TickWidth(core, level);
+            EXPECT_EQ(WheelCoreTestPeer::SlotOf(core, &timer), id % wheel_size)
+                << "wheel_size " << wheel_size << ", unit " << unit << ", now "
+                << now << ", after " << first << ": " << expiration;
+            core.Remove(&timer);
+            if (HasFailure()) return;
+          }
+          core.Remove(&before);
+        }
+      }
+    }
+  }
+}
+
 TEST(WheelCoreTest, ALevelZeroBucketDueWhenALevelOneBucketIsReleasedGoesFirst) {
   // wheel_size 4: the level-1 bucket @8 is released at 7, the tick of the
   // level-0 bucket @7. Its timer at 11 (7 + 4) goes to the bucket past

@@ -95,13 +95,44 @@ bool WheelCore::Place(CoreNode* node, int64_t tick) {
     bucket.id = place.bucket_id;
     bucket.timers.Push(node);
     queue_.Offer(&bucket, level->index, place.release_tick);
+    RememberLast(*level, level == levels_.begin() ? nullptr : &*(level - 1),
+                 place, &bucket);
     return true;
   }
+}
+
+void WheelCore::RememberLast(const Level& level, const Level* lower,
+                             const LevelPlacement& place, CoreBucket* bucket) {
+  // The ticks Place maps to this bucket: past what the lower levels take
+  // (their last_fit grows with the level), up to the bucket's last tick and
+  // this level's last_fit.
+  int64_t first_tick = place.bucket_tick;
+  if (lower != nullptr) first_tick = std::max(first_tick, lower->last_fit + 1);
+  int64_t last_tick;
+  if (__builtin_add_overflow(place.bucket_tick, level.geometry.tick_width - 1,
+                             &last_tick)) {
+    last_tick = kMaxTick;
+  }
+  last_tick = std::min(last_tick, level.last_fit);
+  // The expirations whose TickOf is in [first_tick, last_tick]: first_tick
+  // is past now_tick_ >= 0, so they are positive, and TickOf rounds up.
+  int64_t first = 0;
+  int64_t last = 0;
+  if (first_tick > last_tick ||
+      __builtin_mul_overflow(first_tick - 1, unit_, &first)) {
+    last_ = LastBucket();
+    return;
+  }
+  if (__builtin_mul_overflow(last_tick, unit_, &last)) {
+    last = std::numeric_limits<int64_t>::max();
+  }
+  last_ = LastBucket{first + 1, last, bucket, bucket->queued_release};
 }
 
 void WheelCore::MoveTo(int64_t tick) {
   if (tick <= now_tick_) return;
   now_tick_ = tick;
+  last_ = LastBucket();  // the levels move: Place may pick another bucket
   for (Level& level : levels_) level.MoveTo(now_tick_, by_size_);
 }
 

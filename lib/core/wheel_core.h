@@ -44,7 +44,9 @@
 // expiration), and NextRelease is at most cascade_by while any waits.
 //
 // Costs: Add is O(levels) to find the level, O(log buckets) when it queues a
-// bucket, and divides by no instruction (core/divider.h); Remove is O(1);
+// bucket, and divides by no instruction (core/divider.h); an Add into the
+// bucket of the Add before it (the same timeout, made within the bucket's
+// width) is two comparisons and a link (LastBucket); Remove is O(1);
 // Advance is O(buckets released * log) plus O(1) per timer moved, and moves
 // timers by walking 16 strands of each bucket at once (core/bucket.h says
 // why). NextRelease
@@ -57,6 +59,7 @@
 #define TIMINGWHEEL_LIB_CORE_WHEEL_CORE_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -90,12 +93,10 @@ class WheelCore {
   // `node` is not linked.
   bool Add(CoreNode* node, int64_t expiration) {
     node->set_expiration(expiration);
-    return AddAtTick(node, TickOf(expiration));
+    return AddExpiring(node, expiration);
   }
   // The same at the expiration the node holds (set by whoever armed it).
-  bool Add(CoreNode* node) {
-    return AddAtTick(node, TickOf(node->expiration()));
-  }
+  bool Add(CoreNode* node) { return AddExpiring(node, node->expiration()); }
 
   // The tick in which an expiration falls due: the first tick boundary at
   // or after it.
@@ -211,13 +212,23 @@ class WheelCore {
   // due.
   bool Place(CoreNode* node, int64_t tick);
   bool Place(CoreNode* node) { return Place(node, TickOf(node->expiration())); }
-  // Add's part after the expiration: links `node` in `tick` unless due.
-  bool AddAtTick(CoreNode* node, int64_t tick) {
-    if (tick <= now_tick_) return false;
-    Place(node, tick);  // not due: linked
+  // Add's part after the expiration: links `node` in the last bucket if
+  // that is where Place would put it, else in TickOf(expiration) unless due.
+  bool AddExpiring(CoreNode* node, int64_t expiration) {
+    if (last_.Takes(expiration)) {
+      last_.bucket->timers.Push(node);
+    } else {
+      const int64_t tick = TickOf(expiration);
+      if (tick <= now_tick_) return false;
+      Place(node, tick);  // not due: linked
+    }
     ++size_;
     return true;
   }
+  // Sets last_ after Place linked a timer in `bucket` of `level`, where
+  // `place` put it.
+  void RememberLast(const Level& level, const Level* lower,
+                    const LevelPlacement& place, CoreBucket* bucket);
   // Moves every level forward to `tick` (never back). Precondition: no
   // timer waits to cascade, or `tick` < cascade_by_.
   void MoveTo(int64_t tick);
@@ -241,12 +252,33 @@ class WheelCore {
     --size_;
   }
 
+  // The bucket Place linked a timer in last, and the expirations (in the
+  // owner's unit, [first, last]) for which Place would pick it again: a
+  // tick the lower levels do not take, in the bucket's range. That holds
+  // while the levels stay where they are (MoveTo forgets it) and the bucket
+  // stays queued under the same release tick (once popped, dropped as
+  // stale or cleared by TakeAll, its queued_release changes). Timers with
+  // one timeout made within a bucket's width (400 ms at level 2 of the
+  // defaults) all land there: Add links them with a comparison instead of
+  // a division and a walk over the levels.
+  struct LastBucket {
+    int64_t first = std::numeric_limits<int64_t>::max();
+    int64_t last = std::numeric_limits<int64_t>::min();
+    CoreBucket* bucket = nullptr;
+    int64_t release_tick = CoreBucket::kNotQueued;
+    bool Takes(int64_t expiration) const {
+      return expiration >= first && expiration <= last &&
+             bucket->queued_release == release_tick;
+    }
+  };
+
   const int wheel_size_;
   const Divider by_size_;  // divides by wheel_size_
   const int64_t unit_;
   const Divider by_unit_;  // divides by unit_
   int64_t now_tick_ = 0;
   int64_t size_ = 0;
+  LastBucket last_;
   std::vector<Level> levels_;
   ReleaseQueue queue_;
   // Every NodeList of the core, by id: a node's `holder` names one.
