@@ -106,6 +106,12 @@ void WheelCore::RememberLast(const Level& level, const Level* lower,
   // The ticks Place maps to this bucket: past what the lower levels take
   // (their last_fit grows with the level), up to the bucket's last tick and
   // this level's last_fit.
+  if (lower != nullptr && lower->last_fit == kMaxTick) {
+    // Placed here past a conflict below (Place's `continue`): no tick
+    // passes the lower level, so Place would pick this bucket for none.
+    last_ = LastBucket();
+    return;
+  }
   int64_t first_tick = place.bucket_tick;
   if (lower != nullptr) first_tick = std::max(first_tick, lower->last_fit + 1);
   int64_t last_tick;
