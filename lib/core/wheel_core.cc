@@ -62,7 +62,7 @@ void WheelCore::Move(NodeList* from, NodeList* to) {
   holders_[to->id()] = to;
 }
 
-bool WheelCore::Place(CoreNode* node, int64_t tick) {
+bool WheelCore::Place(CoreNode* node, int64_t tick, bool remember) {
   // Iterators, not indices: the size of a vector of 80-byte levels is a
   // division.
   for (auto level = levels_.begin();; ++level) {
@@ -95,8 +95,10 @@ bool WheelCore::Place(CoreNode* node, int64_t tick) {
     bucket.id = place.bucket_id;
     bucket.timers.Push(node);
     queue_.Offer(&bucket, level->index, place.release_tick);
-    RememberLast(*level, level == levels_.begin() ? nullptr : &*(level - 1),
-                 place, &bucket);
+    if (remember) {
+      RememberLast(*level, level == levels_.begin() ? nullptr : &*(level - 1),
+                   place, &bucket);
+    }
     return true;
   }
 }

@@ -210,7 +210,9 @@ class WheelCore {
   // Links `node`, expiring in `tick` (TickOf(node->expiration)), in the
   // lowest level that takes it, creating levels as needed; false when it is
   // due.
-  bool Place(CoreNode* node, int64_t tick);
+  // With `remember` (an Add's), the bucket becomes last_ (RememberLast): the
+  // cascades of Advance place timers that no Add follows into, and skip it.
+  bool Place(CoreNode* node, int64_t tick, bool remember = false);
   bool Place(CoreNode* node) { return Place(node, TickOf(node->expiration())); }
   // Add's part after the expiration: links `node` in the last bucket if
   // that is where Place would put it, else in TickOf(expiration) unless due.
@@ -220,7 +222,7 @@ class WheelCore {
     } else {
       const int64_t tick = TickOf(expiration);
       if (tick <= now_tick_) return false;
-      Place(node, tick);  // not due: linked
+      Place(node, tick, /*remember=*/true);  // not due: linked
     }
     ++size_;
     return true;
@@ -252,8 +254,8 @@ class WheelCore {
     --size_;
   }
 
-  // The bucket Place linked a timer in last, and the expirations (in the
-  // owner's unit, [first, last]) for which Place would pick it again: a
+  // The bucket an Add's Place linked a timer in last, and the expirations (in
+  // the owner's unit, [first, last]) for which Place would pick it again: a
   // tick the lower levels do not take, in the bucket's range. That holds
   // while the levels stay where they are (MoveTo forgets it) and the bucket
   // stays queued under the same release tick (once popped, dropped as
