@@ -100,18 +100,19 @@ void LatencyHistogram::RaiseMax(std::atomic<int64_t>* max, int64_t value,
   }
 }
 
-void LatencyHistogram::Record(int64_t ns) {
+void LatencyHistogram::Record(int64_t ns, int64_t weight) {
   const uint64_t value = ns < 0 ? 0 : static_cast<uint64_t>(ns);
   std::atomic<int64_t>& count = counts_[BucketOf(value)];
-  const auto as_double = static_cast<double>(value);
+  const auto as_double =
+      static_cast<double>(value) * static_cast<double>(weight);
   if (one_writer_) {
     // Readers only load: a store of the writer's own sum is enough.
-    count.store(count.load(std::memory_order_relaxed) + 1,
+    count.store(count.load(std::memory_order_relaxed) + weight,
                 std::memory_order_relaxed);
     sum_.store(sum_.load(std::memory_order_relaxed) + as_double,
                std::memory_order_relaxed);
   } else {
-    count.fetch_add(1, std::memory_order_relaxed);
+    count.fetch_add(weight, std::memory_order_relaxed);
     double sum = sum_.load(std::memory_order_relaxed);
     while (!sum_.compare_exchange_weak(sum, sum + as_double,
                                        std::memory_order_relaxed)) {

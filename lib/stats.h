@@ -215,8 +215,9 @@ class alignas(64) LatencyHistogram {
   explicit LatencyHistogram(Writers writers = Writers::kMany)
       : one_writer_(writers == Writers::kOne) {}
 
-  // Counts one value; negative values count as 0.
-  void Record(int64_t ns);
+  // Counts one value `weight` times (a sample standing for that many);
+  // negative values count as 0.
+  void Record(int64_t ns, int64_t weight = 1);
   // Adds the counts of `other` into this one (which no one else writes).
   void MergeFrom(const LatencyHistogram& other);
   int64_t Count() const;

@@ -148,6 +148,19 @@ TEST(LatencyHistogramTest, SumAndCountAtMost) {
   }
 }
 
+TEST(LatencyHistogramTest, AWeightedValueCountsAsThatMany) {
+  for (LatencyHistogram::Writers writers : kBothWriters) {
+    LatencyHistogram histogram(writers);
+    histogram.Record(5000, 64);  // a sample standing for 64
+    histogram.Record(100);
+    EXPECT_EQ(histogram.Count(), 65);
+    EXPECT_EQ(histogram.Sum(), 64 * 5000 + 100);
+    EXPECT_EQ(histogram.CountAtMost(4095), 1);
+    EXPECT_GE(histogram.Percentile(0.5), 5000);
+    EXPECT_EQ(histogram.Max(), 5000);
+  }
+}
+
 TEST(WindowedHistogramTest, RecentStartIsTheSlotAMinuteBefore) {
   EXPECT_EQ(WindowedHistogram::RecentStart(0), 0);
   EXPECT_EQ(WindowedHistogram::RecentStart(7 * kSlotNs - 1), 0);
