@@ -14,6 +14,13 @@
 // the advancer does lose no submission and no wake-up (every wait is bounded,
 // so a lost wake-up fails instead of hanging).
 //
+// Unstamped arms (kArmUnstamped): PushUnstamped hands one on only while the
+// owner has published kPolling, else hands it back to be stamped; Retract
+// takes one back; Idle keeps a non-polling owner awake while one waits;
+// StopPolling stamps, in place, every one the lanes hold, with a reading
+// taken after it, and turns later pushes back to the caller, also under
+// threads racing it; one unstamped push in kSampleEvery reads the clock.
+//
 // The inbox never reads a node: the submissions name made-up addresses.
 
 #include "handoff/inbox.h"
@@ -46,6 +53,13 @@ Submission Arm(uintptr_t i, uint64_t gen = 0) {
 }
 Submission Unlink(uintptr_t i, uint64_t gen = 0) {
   return {Node(i), gen, Submission::Kind::kUnlink, 0};
+}
+Submission Unstamped(uintptr_t i) {
+  return {Node(i), 0, Submission::Kind::kArmUnstamped, Submission::kNoCallTime};
+}
+int64_t NoClock() {
+  ADD_FAILURE() << "the clock was read";
+  return 0;
 }
 std::vector<TimerNode*> Nodes(const std::vector<Submission>& submissions) {
   std::vector<TimerNode*> nodes;
@@ -369,6 +383,168 @@ TEST(InboxTest, PushersRacingASleepingOwnerLoseNothing) {
   inbox.Wake();
   owner.join();
 }
+
+namespace unstamped {
+
+// The owner's Take while it polls: publishes kPolling.
+void TakePolling(Inbox& inbox, std::vector<Submission>* out) {
+  Inbox::Taken taken;
+  inbox.Take(&taken, /*polling=*/true);
+  taken.ForEachChunk([&](const Submission* items, size_t n) {
+    out->insert(out->end(), items, items + n);
+  });
+  inbox.Recycle(&taken);
+}
+
+TEST(InboxTest, AnUnstampedArmGoesInOnlyWhileTheOwnerPolls) {
+  Inbox inbox;
+  EXPECT_FALSE(inbox.Polling());
+  EXPECT_EQ(inbox.PushUnstamped(Unstamped(1), NoClock),
+            Inbox::Unstamped::kStampFirst);
+  std::vector<Submission> taken;
+  TakePolling(inbox, &taken);
+  EXPECT_TRUE(taken.empty()) << "handed back, yet taken";
+  EXPECT_TRUE(inbox.Polling());
+  EXPECT_EQ(inbox.PushUnstamped(Unstamped(2), NoClock),
+            Inbox::Unstamped::kPushed);
+  EXPECT_TRUE(inbox.Idle(Inbox::kPolling)) << "a polling owner comes anyway";
+  TakePolling(inbox, &taken);
+  ASSERT_THAT(Nodes(taken), ElementsAre(Node(2)));
+  EXPECT_EQ(taken[0].kind, Submission::Kind::kArmUnstamped);
+}
+
+TEST(InboxTest, AnOwnerThatStopsPollingDoesNotSleepOnAnUnstampedArm) {
+  Inbox inbox;
+  std::vector<Submission> taken;
+  TakePolling(inbox, &taken);
+  ASSERT_EQ(inbox.PushUnstamped(Unstamped(1), NoClock),
+            Inbox::Unstamped::kPushed);
+  EXPECT_FALSE(inbox.Idle(Inbox::kNever)) << "it would wait unstamped";
+  EXPECT_FALSE(inbox.Polling());
+  TakeInto(inbox, &taken);
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(1)));
+  EXPECT_TRUE(inbox.Idle(Inbox::kNever));
+}
+
+TEST(InboxTest, RetractTakesBackAnUnstampedArm) {
+  Inbox inbox;
+  std::vector<Submission> taken;
+  TakePolling(inbox, &taken);
+  ASSERT_EQ(inbox.PushUnstamped(Unstamped(1), NoClock),
+            Inbox::Unstamped::kPushed);
+  EXPECT_TRUE(inbox.Retract(Node(1), 0));
+  EXPECT_TRUE(inbox.Idle(Inbox::kNever)) << "nothing waits unstamped";
+  TakeInto(inbox, &taken);
+  EXPECT_TRUE(taken.empty());
+}
+
+TEST(InboxTest, StopPollingStampsWhatWaitsWithALaterReading) {
+  Inbox inbox;
+  std::vector<Submission> taken;
+  TakePolling(inbox, &taken);
+  ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
+  ASSERT_EQ(inbox.PushUnstamped(Unstamped(2), NoClock),
+            Inbox::Unstamped::kPushed);
+  ASSERT_EQ(inbox.PushUnstamped(Unstamped(3), NoClock),
+            Inbox::Unstamped::kPushed);
+  int64_t reading = 0;
+  std::vector<std::pair<TimerNode*, int64_t>> stamped;
+  inbox.StopPolling([&] { return ++reading; },
+                    [&](TimerNode* node, int64_t now_ns) {
+                      stamped.emplace_back(node, now_ns);
+                    });
+  EXPECT_THAT(stamped, ElementsAre(std::pair(Node(2), int64_t{1}),
+                                   std::pair(Node(3), int64_t{1})));
+  EXPECT_FALSE(inbox.Polling());
+  EXPECT_EQ(inbox.PushUnstamped(Unstamped(4), NoClock),
+            Inbox::Unstamped::kStampFirst);
+  EXPECT_TRUE(inbox.Idle(Inbox::kNever)) << "stamped: nothing waits";
+  TakeInto(inbox, &taken);
+  ASSERT_THAT(Nodes(taken), ElementsAre(Node(1), Node(2), Node(3)));
+  for (const Submission& s : taken) {
+    EXPECT_EQ(s.kind, Submission::Kind::kArm);
+  }
+  // Not polling: nothing to do, the clock is not read.
+  inbox.StopPolling(
+      NoClock, [](TimerNode*, int64_t) { ADD_FAILURE() << "stamped again"; });
+}
+
+TEST(InboxTest, OneUnstampedPushInKSampleEveryReadsTheClock) {
+  Inbox inbox;
+  std::vector<Submission> taken;
+  TakePolling(inbox, &taken);
+  int reads = 0;
+  for (uint32_t i = 0; i < 3 * Inbox::kSampleEvery; ++i) {
+    ASSERT_EQ(inbox.PushUnstamped(Unstamped(i), [&] { return ++reads * 10; }),
+              Inbox::Unstamped::kPushed);
+  }
+  EXPECT_EQ(reads, 3);
+  TakePolling(inbox, &taken);
+  int sampled = 0;
+  for (const Submission& s : taken) {
+    if (s.call_ns != Submission::kNoCallTime) {
+      EXPECT_EQ(s.call_ns, ++sampled * 10);
+    }
+  }
+  EXPECT_EQ(sampled, 3);
+}
+
+// Pushers race an owner that takes as it polls, then stops polling: every
+// arm pushed is taken once, and none unstamped after the stop (each was
+// stamped by it, or handed back to its pusher). A pusher that read the
+// published word before its submission was in, or an owner that looked at
+// the lanes before it published, fails this: the stop misses the first push
+// after a take.
+TEST(InboxTest, PushersRacingStopPollingLeaveNoArmUnstamped) {
+  for (int round = 0; round < 100; ++round) {
+    Inbox inbox;
+    std::vector<Submission> before;
+    TakePolling(inbox, &before);
+    constexpr int kThreads = 2;
+    std::atomic<int> started{0};
+    std::vector<std::vector<uintptr_t>> pushed(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        started.fetch_add(1);
+        // Bounded, should the owner's thread not run for a while.
+        for (uintptr_t i = 1; i <= 5000; ++i) {
+          const uintptr_t id = static_cast<uintptr_t>(t) << 32 | i;
+          const Inbox::Unstamped result =
+              inbox.PushUnstamped(Unstamped(id), [] { return int64_t{0}; });
+          if (result != Inbox::Unstamped::kPushed) break;
+          pushed[static_cast<size_t>(t)].push_back(id);
+        }
+      });
+    }
+    while (started.load() < kThreads) std::this_thread::yield();
+    for (int take = 0; take < round % 10; ++take) TakePolling(inbox, &before);
+    std::set<TimerNode*> stamped;
+    inbox.StopPolling([] { return int64_t{7}; },
+                      [&](TimerNode* node, int64_t now_ns) {
+                        EXPECT_EQ(now_ns, 7);
+                        EXPECT_TRUE(stamped.insert(node).second);
+                      });
+    for (std::thread& thread : threads) thread.join();
+    std::vector<Submission> after;
+    TakeInto(inbox, &after);
+    std::multiset<TimerNode*> all;
+    for (const Submission& s : before) all.insert(s.node);
+    for (const Submission& s : after) {
+      ASSERT_EQ(s.kind, Submission::Kind::kArm) << "left unstamped";
+      ASSERT_EQ(stamped.count(s.node), 1u);
+      all.insert(s.node);
+    }
+    EXPECT_EQ(stamped.size(), after.size());
+    std::multiset<TimerNode*> expected;
+    for (const std::vector<uintptr_t>& ids : pushed) {
+      for (uintptr_t id : ids) expected.insert(Node(id));
+    }
+    ASSERT_EQ(all, expected);
+  }
+}
+
+}  // namespace unstamped
 
 }  // namespace
 }  // namespace timingwheel::internal

@@ -100,6 +100,29 @@ int Inbox::ClaimThreadNumber() {
   }
 }
 
+void Inbox::Append(Lane& lane, int index, const Submission& s) {
+  SubmissionChunk* tail = lane.tail;
+  if (tail == nullptr || tail->count == SubmissionChunk::kCapacity) {
+    // A page's malloc under the lock, once per kCapacity pushes beyond
+    // the chunk the owner left (Take).
+    SubmissionChunk* chunk = new SubmissionChunk;
+    if (tail == nullptr) {
+      lane.head = chunk;
+    } else {
+      tail->next = chunk;
+    }
+    lane.before_tail = tail;
+    lane.tail = tail = chunk;
+  }
+  tail->items[tail->count++] = s;
+  ++lane.count;
+  if (lane.pushes++ == 0) {
+    // seq_cst: the store-then-load pair with the owner's Idle and
+    // StopPolling (inbox.h).
+    active_.fetch_or(uint64_t{1} << index, std::memory_order_seq_cst);
+  }
+}
+
 bool Inbox::Push(const Submission& s, int64_t tick) {
   const int index = LaneOfThisThread();
   Lane& lane = LaneAt(index);
@@ -107,32 +130,38 @@ bool Inbox::Push(const Submission& s, int64_t tick) {
   {
     SpinLockHolder lock(&lane.mu);
     if (lane.closed) return false;
-    SubmissionChunk* tail = lane.tail;
-    if (tail == nullptr || tail->count == SubmissionChunk::kCapacity) {
-      // A page's malloc under the lock, once per kCapacity pushes beyond
-      // the chunk the owner left (Take).
-      SubmissionChunk* chunk = new SubmissionChunk;
-      if (tail == nullptr) {
-        lane.head = chunk;
-      } else {
-        tail->next = chunk;
-      }
-      lane.before_tail = tail;
-      lane.tail = tail = chunk;
-    }
-    tail->items[tail->count++] = s;
-    ++lane.count;
-    if (!lane.pushed) {
-      lane.pushed = true;
-      // seq_cst: the store-then-load pair with the owner's Idle (inbox.h).
-      active_.fetch_or(uint64_t{1} << index, std::memory_order_seq_cst);
-    }
+    Append(lane, index, s);
     lane.earliest = std::min(lane.earliest, tick);
     wake = tick < wake_tick_.load(std::memory_order_seq_cst) ||
            lane.count == kWakeAt;
   }
   if (wake) Wake();
   return true;
+}
+
+Inbox::Unstamped Inbox::PushUnstamped(Submission s,
+                                      absl::FunctionRef<int64_t()> clock) {
+  const int index = LaneOfThisThread();
+  Lane& lane = LaneAt(index);
+  bool wake;
+  {
+    SpinLockHolder lock(&lane.mu);
+    if (lane.closed) return Unstamped::kClosed;
+    if (++lane.samples % kSampleEvery == 0) s.call_ns = clock();
+    Append(lane, index, s);
+    // After the submission is in and the lane's bit set (inbox.h).
+    if (wake_tick_.load(std::memory_order_seq_cst) != kPolling) {
+      // The owner stopped polling: take it back (nobody saw it, the lock is
+      // held); the caller stamps it and pushes it again.
+      --lane.tail->count;
+      --lane.count;
+      return Unstamped::kStampFirst;
+    }
+    ++lane.unstamped;
+    wake = lane.count == kWakeAt;
+  }
+  if (wake) Wake();
+  return Unstamped::kPushed;
 }
 
 bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
@@ -148,7 +177,8 @@ bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
     const size_t here = std::min(count, scan);
     for (size_t i = count; i > count - here; --i) {
       const Submission& s = items[i - 1];
-      if (s.node == node && s.gen == gen && s.kind == Submission::Kind::kArm) {
+      if (s.node == node && s.gen == gen && s.arm()) {
+        if (s.kind == Submission::Kind::kArmUnstamped) --lane.unstamped;
         std::copy(items + i, items + count, items + i - 1);
         --chunk->count;
         --lane.count;
@@ -164,17 +194,18 @@ bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
   return false;
 }
 
-bool Inbox::Take(Taken* out) {
-  wake_tick_.store(kAwake, std::memory_order_relaxed);
+size_t Inbox::Take(Taken* out, bool polling) {
+  wake_tick_.store(polling ? kPolling : kAwake, std::memory_order_relaxed);
   // Cleared before the lanes are looked at: a push after a lane's look sets
   // its bit again. Acquire is not needed: each lane's lock orders its data.
   uint64_t active = active_.exchange(0, std::memory_order_relaxed);
-  bool pushed = false;
+  size_t pushes = 0;
   for (; active != 0; active &= active - 1) {
     Lane& lane = LaneAt(__builtin_ctzll(active));
     SpinLockHolder lock(&lane.mu);
-    pushed = pushed || lane.pushed;
-    lane.pushed = false;
+    pushes += lane.pushes;
+    lane.pushes = 0;
+    lane.unstamped = 0;
     // Reset for an empty lane too: a Retract may have emptied it, and a
     // stale tick would keep Idle false, the owner going round without
     // sleeping.
@@ -194,7 +225,31 @@ bool Inbox::Take(Taken* out) {
     }
     lane.head = lane.tail = chunk;
   }
-  return pushed;
+  return pushes;
+}
+
+void Inbox::StopPolling(absl::FunctionRef<int64_t()> now,
+                        absl::FunctionRef<void(TimerNode*, int64_t)> stamp) {
+  if (wake_tick_.load(std::memory_order_relaxed) != kPolling) return;
+  // seq_cst: the store-then-load pair with PushUnstamped (inbox.h).
+  wake_tick_.store(kAwake, std::memory_order_seq_cst);
+  for (uint64_t active = active_.load(std::memory_order_seq_cst); active != 0;
+       active &= active - 1) {
+    Lane& lane = LaneAt(__builtin_ctzll(active));
+    SpinLockHolder lock(&lane.mu);
+    if (lane.unstamped == 0) continue;
+    // Read under the lock: after every push it holds.
+    const int64_t now_ns = now();
+    for (SubmissionChunk* c = lane.head; c != nullptr; c = c->next) {
+      for (size_t i = 0; i < c->count; ++i) {
+        Submission& s = c->items[i];
+        if (s.kind != Submission::Kind::kArmUnstamped) continue;
+        stamp(s.node, now_ns);
+        s.kind = Submission::Kind::kArm;
+      }
+    }
+    lane.unstamped = 0;
+  }
 }
 
 void Inbox::Recycle(Taken* taken) {
@@ -219,7 +274,8 @@ bool Inbox::Idle(int64_t wake_tick) {
        active &= active - 1) {
     Lane& lane = LaneAt(__builtin_ctzll(active));
     SpinLockHolder lock(&lane.mu);
-    if (lane.earliest < wake_tick || lane.count >= kWakeAt) {
+    if (lane.earliest < wake_tick || lane.count >= kWakeAt ||
+        (lane.unstamped > 0 && wake_tick != kPolling)) {
       wake_tick_.store(kAwake, std::memory_order_relaxed);
       return false;
     }
@@ -232,6 +288,12 @@ void Inbox::Sleep() {
   while (!woken_ && !closed_) sleep_cv_.Wait(&sleep_mu_);
   woken_ = false;
   wake_tick_.store(kAwake, std::memory_order_relaxed);
+}
+
+void Inbox::SleepFor(absl::Duration timeout) {
+  MutexLock lock(&sleep_mu_);
+  if (!woken_ && !closed_) sleep_cv_.WaitFor(&sleep_mu_, timeout);
+  woken_ = false;
 }
 
 void Inbox::Wake() {
@@ -256,6 +318,7 @@ void Inbox::Close(std::vector<Submission>* out) {
     FreeChain(lane.head);
     lane.head = lane.tail = lane.before_tail = nullptr;
     lane.count = 0;
+    lane.unstamped = 0;
     lane.earliest = kNever;
   }
 }

@@ -68,6 +68,25 @@
 // pusher's bit is a locked `or` (once per lane per round) and its load a
 // plain load.
 //
+// Deadlines stamped by the owner (#23's "no clock read at the call"): while
+// callers push at a high rate, the owner polls (it looks at the lanes at
+// least every Advancer's poll period, and publishes kPolling instead of a
+// tick). A new timer's first arm may then go in unstamped
+// (kArmUnstamped, PushUnstamped): its node holds only its delay, and its
+// deadline is stamped later, by the owner, from a clock reading taken after
+// it has the submission in hand, so after the call: never early, and late
+// by the hand-off wait, which the polling bounds. Whoever needs a deadline
+// first stamps it (TimerNode::StampDeadline). An owner about to be busy for
+// long (a cascade of many slices, the user's executor running inline, a
+// request) stops polling first (StopPolling): it publishes kAwake and stamps,
+// in place, what its lanes hold unstamped, so that no submission waits for
+// its deadline beyond that; from then on callers stamp their own. No arm
+// stays unstamped unseen: a pusher decides under its lane's lock, after its
+// submission is in the lane and its active bit set, by loading the published
+// word (seq_cst); an owner that stops polling stores it (seq_cst) before it
+// looks at the active lanes (StopPolling, Idle), so either the pusher sees
+// the change and stamps its own, or the owner sees the submission.
+//
 // Stop before take: a Stop on the thread that made the timer, before the
 // owner took it, takes the kArm back out of the lane (Retract), so that an
 // AfterFunc + Stop pair never leaves the caller's core.
@@ -92,6 +111,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
+#include "absl/time/time.h"
 #include "mutex.h"
 
 namespace timingwheel::internal {
@@ -99,11 +120,19 @@ namespace timingwheel::internal {
 class TimerNode;
 
 struct Submission {
-  enum class Kind : uint8_t { kArm, kUnlink };
+  // kArmUnstamped: a kArm whose deadline the owner stamps (see the top).
+  enum class Kind : uint8_t { kArm, kUnlink, kArmUnstamped };
+  // A call_ns that was not read (an unstamped arm not sampled).
+  static constexpr int64_t kNoCallTime = -1;
+  bool arm() const { return kind != Kind::kUnlink; }
+
   TimerNode* node;
   uint64_t gen;
   Kind kind;
-  int64_t call_ns;  // kArm: the call's clock reading; kUnlink: 0
+  // kArm: the call's clock reading; kArmUnstamped: one every kSampleEvery
+  // pushes of its lane (the clock read just before the push), else
+  // kNoCallTime; kUnlink: 0.
+  int64_t call_ns;
 };
 
 // A run of submissions in a lane, or among what the owner took.
@@ -122,6 +151,11 @@ class Inbox {
   // linked.
   static constexpr int64_t kAwake = std::numeric_limits<int64_t>::min();
   static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  // The published word of an owner that polls (see the top): it works, or
+  // sleeps for at most its poll period.
+  static constexpr int64_t kPolling = kAwake + 1;
+  // One unstamped push in this many reads the clock for Stats::handoff_*.
+  static constexpr uint32_t kSampleEvery = 64;
   // A lane that holds this many submissions wakes the owner.
   static constexpr size_t kWakeAt = 4096;
 
@@ -179,25 +213,48 @@ class Inbox {
   // tick by which the owner must have taken it (kNever: no hurry). False
   // once closed: then the caller keeps the reference.
   bool Push(const Submission& s, int64_t tick);
-  // Takes back the kArm of arm `gen` of `node` if it is still among the
-  // latest submissions of this thread's lane; the caller then owns its
-  // reference, and the owner never sees the node.
+  // What PushUnstamped did.
+  enum class Unstamped {
+    kPushed,      // handed on, with the node's reference
+    kStampFirst,  // not handed on: the owner does not poll; stamp and Push
+    kClosed,      // not handed on: closed (the caller keeps the reference)
+  };
+  // Hint: whether the owner polls now, so that PushUnstamped may succeed.
+  bool Polling() const {
+    return wake_tick_.load(std::memory_order_relaxed) == kPolling;
+  }
+  // Hands on `s`, a kArmUnstamped, if the owner polls (decided under the
+  // lane's lock, see the top); `clock` is read for a sampled call_ns.
+  Unstamped PushUnstamped(Submission s, absl::FunctionRef<int64_t()> clock);
+  // Takes back the kArm (or kArmUnstamped) of arm `gen` of `node` if it is
+  // still among the latest submissions of this thread's lane; the caller
+  // then owns its reference, and the owner never sees the node.
   bool Retract(const TimerNode* node, uint64_t gen);
 
   // The owner: appends every lane's submissions to `out` (none once
-  // closed), and returns whether any submission was pushed since the last
-  // Take, taken now or retracted meanwhile.
-  bool Take(Taken* out);
+  // closed), and returns how many were pushed since the last Take, taken
+  // now or retracted meanwhile. It publishes kPolling while it works if
+  // `polling`, else kAwake.
+  size_t Take(Taken* out, bool polling = false);
+  // The owner, polling, before it is busy for long: publishes kAwake, then
+  // stamps each unstamped arm its lanes hold, under the lane's lock, with
+  // `stamp(node, now())` (a reading taken under that lock, so after the
+  // push), and makes it a kArm. Does nothing unless kPolling is published.
+  void StopPolling(absl::FunctionRef<int64_t()> now,
+                   absl::FunctionRef<void(TimerNode*, int64_t)> stamp);
   // The owner, done with `taken`: empties it, keeping up to kSpareChunks of
   // its chunks for the lanes and freeing the others.
   void Recycle(Taken* taken);
   // The owner, before it sleeps: publishes `wake_tick` (when it will run
-  // next anyway) and returns whether no lane holds a submission that is due
-  // before it, nor kWakeAt of them. When false, it should work again.
+  // next anyway; kPolling when it polls) and returns whether no lane holds a
+  // submission that is due before it, nor kWakeAt of them, nor (unless
+  // polling) an unstamped arm. When false, it should work again.
   bool Idle(int64_t wake_tick);
-  // The owner sleeps until woken (Wake, or a push that needs it) or closed;
-  // then it works (the published tick is kAwake).
+  // The owner sleeps until woken (Wake, or a push that needs it) or closed,
+  // or (SleepFor) `timeout` has passed; then it works (the published tick is
+  // kAwake, or still kPolling).
   void Sleep() ABSL_LOCKS_EXCLUDED(sleep_mu_);
+  void SleepFor(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(sleep_mu_);
   // Wakes the owner (the poller at a release, a thread that needs a round).
   void Wake() ABSL_LOCKS_EXCLUDED(sleep_mu_);
 
@@ -215,10 +272,12 @@ class Inbox {
     SubmissionChunk* head ABSL_GUARDED_BY(mu) = nullptr;
     SubmissionChunk* tail ABSL_GUARDED_BY(mu) = nullptr;
     SubmissionChunk* before_tail ABSL_GUARDED_BY(mu) = nullptr;
-    size_t count ABSL_GUARDED_BY(mu) = 0;  // submissions in the chain
+    size_t count ABSL_GUARDED_BY(mu) = 0;      // submissions in the chain
+    size_t unstamped ABSL_GUARDED_BY(mu) = 0;  // kArmUnstamped among them
+    size_t pushes ABSL_GUARDED_BY(mu) = 0;     // since the last Take
+    uint32_t samples ABSL_GUARDED_BY(mu) = 0;  // unstamped pushes, ever
     // The earliest tick of a submission in `submissions`, or kNever.
     int64_t earliest ABSL_GUARDED_BY(mu) = kNever;
-    bool pushed ABSL_GUARDED_BY(mu) = false;  // since the last Take
     bool closed ABSL_GUARDED_BY(mu) = false;
   };
 
@@ -231,6 +290,10 @@ class Inbox {
   static int ClaimThreadNumber();
 
   Lane& LaneAt(int index) { return lanes_[static_cast<size_t>(index)]; }
+  // Appends `s` to lane `index` (its lock held), and marks the lane active
+  // at its first push since the last Take.
+  void Append(Lane& lane, int index, const Submission& s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(lane.mu);
   // Frees the chain that starts at `head`.
   static void FreeChain(SubmissionChunk* head);
 
