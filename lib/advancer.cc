@@ -26,6 +26,17 @@ constexpr size_t kPrefetch = 8;
 // While submissions keep coming, the advancer looks at the inbox at least
 // this often (advancer.h).
 constexpr int64_t kLookEveryNs = 100'000'000;
+// Polling (advancer.h): how long the advancer sleeps between two looks at
+// the inbox; over what time it measures the rate of pushes; the rate at
+// which it starts polling, and the one below which it stops (per second).
+constexpr absl::Duration kPollEvery = absl::Microseconds(50);
+constexpr int64_t kRateWindowNs = 10'000'000;
+constexpr double kPollFromRate = 200'000;
+constexpr double kPollUntilRate = 100'000;
+// Polls in a row that found nothing pushed, after which the advancer stops
+// polling without waiting for the window's end: calls that stop at once
+// (the end of a burst) cost it a few more wake-ups, not a window's worth.
+constexpr int kEmptyPollsToStop = 8;
 
 }  // namespace
 
@@ -38,7 +49,8 @@ Advancer::Advancer(const TimeBase* time, int wheel_size, Inbox* inbox,
       nodes_(nodes),
       core_(wheel_size, time->tick_ns()),
       alarm_(time),
-      look_ticks_(std::max<int64_t>(1, kLookEveryNs / time->tick_ns())) {}
+      look_ticks_(std::max<int64_t>(1, kLookEveryNs / time->tick_ns())),
+      poll_from_rate_(kPollFromRate) {}
 
 absl::Status Advancer::Start(
     RefCounted* owner, const std::function<void(ThreadRole)>& on_thread_start) {
@@ -109,6 +121,11 @@ void Advancer::PollerLoop() {
 }
 
 void Advancer::AdvancerLoop() {
+#ifdef __linux__
+  // A polling advancer sleeps kPollEvery at a time, and each sleep's
+  // overrun adds to the hand-off wait: as the poller, it asks for 1 us.
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+#endif
   while (!stopping_.load(std::memory_order_acquire)) {
     const uint64_t asked = rounds_asked_.load(std::memory_order_acquire);
     const bool worked = Round();
@@ -121,9 +138,15 @@ void Advancer::AdvancerLoop() {
     // core is no longer this thread's.
     if (stopping_.load(std::memory_order_acquire)) break;
     if (rounds_asked_.load(std::memory_order_acquire) != asked) continue;
-    if (inbox_->Idle(next)) {
+    UpdatePolling();
+    paused_ = false;
+    if (inbox_->Idle(polling_ ? Inbox::kPolling : next)) {
       sleeps_.fetch_add(1, std::memory_order_relaxed);
-      inbox_->Sleep();
+      if (polling_) {
+        inbox_->SleepFor(kPollEvery);
+      } else {
+        inbox_->Sleep();
+      }
     }
   }
 }
@@ -142,7 +165,8 @@ bool Advancer::AdvanceAll() {
   for (;;) {
     // The clock is read again for each slice, so that the timers of a big
     // cascade that come due meanwhile run at once (WheelCore::AdvanceSome).
-    const int64_t now_tick = time_->NowNs() / time_->tick_ns();
+    last_now_ns_ = time_->NowNs();
+    const int64_t now_tick = last_now_ns_ / time_->tick_ns();
     last_now_tick_ = now_tick;
     const bool done = core_.AdvanceSome(now_tick, &due, kSlice);
     for (size_t i = 0; i < due.size(); ++i) {
@@ -155,6 +179,8 @@ bool Advancer::AdvanceAll() {
     if (!scratch_.batch.empty()) worked = true;
     QueueBatch();
     if (done) return worked;
+    // More than a slice: no submission waits unstamped for all of it.
+    StopPolling();
     // Let the workers (or the executor) start on a burst before all of it
     // is moved. The code that runs may stop the advancer: then the core is
     // no longer this thread's.
@@ -172,36 +198,72 @@ int64_t Advancer::WakeTick() {
 
 size_t Advancer::ApplyInbox() {
   Inbox::Taken& taken = scratch_.submissions;
-  if (inbox_->Take(&taken)) submissions_came_ = true;
+  const size_t pushes = inbox_->Take(&taken, polling_ && !paused_);
+  if (pushes > 0) submissions_came_ = true;
+  window_pushes_ += pushes;
+  empty_polls_ = pushes > 0 ? 0 : empty_polls_ + 1;
   const size_t count = taken.size();
   if (count == 0) return 0;
-  RecordHandOffs(taken);
-  taken.ForEachChunk([this](const Submission* items, size_t n) {
+  // One reading for the whole take, after it: each arm waited until now,
+  // and an unstamped one is stamped with it (never before its call).
+  const int64_t now_ns = time_->NowNs();
+  RecordHandOffs(taken, now_ns);
+  taken.ForEachChunk([this, now_ns](const Submission* items, size_t n) {
     for (size_t i = 0; i < n; ++i) {
       // The nodes were written on the callers' cores: fetch them ahead, so
       // that their misses overlap instead of following one another.
       if (i + kPrefetch < n) __builtin_prefetch(items[i + kPrefetch].node, 1);
-      Apply(items[i]);
+      Apply(items[i], now_ns);
     }
   });
   inbox_->Recycle(&taken);
   return count;
 }
 
-void Advancer::RecordHandOffs(const Inbox::Taken& taken) {
-  // One reading for the whole take: each arm waited until now.
-  const int64_t now_ns = time_->NowNs();
+void Advancer::RecordHandOffs(const Inbox::Taken& taken, int64_t now_ns) {
   taken.ForEachChunk([&](const Submission* items, size_t n) {
     for (size_t i = 0; i < n; ++i) {
-      if (items[i].kind != Submission::Kind::kArm) continue;
+      if (!items[i].arm() || items[i].call_ns == Submission::kNoCallTime) {
+        continue;
+      }
       if (handoffs_ == nullptr) {
         handoffs_ =
             std::make_unique<LatencyHistogram>(LatencyHistogram::Writers::kOne);
         handoffs_published_.store(handoffs_.get(), std::memory_order_release);
       }
-      handoffs_->Record(now_ns - items[i].call_ns);
+      // A sampled unstamped arm stands for the kSampleEvery of its lane.
+      handoffs_->Record(now_ns - items[i].call_ns,
+                        items[i].kind == Submission::Kind::kArmUnstamped
+                            ? Inbox::kSampleEvery
+                            : 1);
     }
   });
+}
+
+void Advancer::UpdatePolling() {
+  if (!time_->steady()) return;  // another clock is cheap to read
+  const int64_t elapsed_ns = last_now_ns_ - window_start_ns_;
+  if (polling_ && empty_polls_ >= kEmptyPollsToStop) {
+    polling_ = false;
+    window_start_ns_ = last_now_ns_;
+    window_pushes_ = 0;
+    return;
+  }
+  if (elapsed_ns < kRateWindowNs) return;
+  const double rate = static_cast<double>(window_pushes_) * 1e9 /
+                      static_cast<double>(elapsed_ns);
+  const double from = poll_from_rate_.load(std::memory_order_relaxed);
+  polling_ = last_now_ns_ < kMaxUnstampedNs &&
+             rate >= (polling_ ? std::min(kPollUntilRate, from) : from);
+  window_start_ns_ = last_now_ns_;
+  window_pushes_ = 0;
+}
+
+void Advancer::StopPolling() {
+  paused_ = true;
+  inbox_->StopPolling(
+      [this] { return time_->NowNs(); },
+      [](TimerNode* node, int64_t now_ns) { node->StampDeadline(now_ns); });
 }
 
 void Advancer::MergeHandOffs(LatencyHistogram* out) const {
@@ -210,8 +272,10 @@ void Advancer::MergeHandOffs(LatencyHistogram* out) const {
   if (handoffs != nullptr) out->MergeFrom(*handoffs);
 }
 
-void Advancer::Apply(const Submission& s) {
+void Advancer::Apply(const Submission& s, int64_t now_ns) {
   TimerNode* node = s.node;
+  // Before the claim below: a linked arm is stamped (timer_state.h).
+  if (s.kind == Submission::Kind::kArmUnstamped) node->StampDeadline(now_ns);
   // A link whose arm ended goes: the kUnlink of a Stop, or the kArm of a
   // Reset that moves a linked timer (its old arm's link bit went with it).
   if (node->linked() && !IsLinkedPending(node->LoadState())) {
@@ -256,6 +320,8 @@ void Advancer::QueueBatch() {
 }
 
 void Advancer::AfterRound() {
+  // The user's executor may run the tasks here, for as long as they take.
+  if (!scratch_.hand_offs.empty()) StopPolling();
   // Each loop runs user code, which may queue more (CancelAll run inline).
   while (!scratch_.hand_offs.empty() || !scratch_.dropped.empty()) {
     std::vector<uint64_t> hand_offs;
@@ -275,6 +341,7 @@ void Advancer::RunRequests() {
     for (Request* request : requests) request->taken = true;
   }
   if (requests.empty()) return;
+  StopPolling();  // they may take long
   // What was pushed before the requests were made, too.
   ApplyInbox();
   QueueBatch();

@@ -22,6 +22,23 @@
 //             wake-ups a second instead of one per call; an idle wheel
 //             sleeps until its next release, however far.
 //
+// Polling: while callers push at kPollFromRate (200,000 a second, stamped
+// or not, taken or retracted) or more, measured over kRateWindow (10 ms) of
+// rounds, the advancer polls: it sleeps kPollEvery (50 us) at a time
+// between rounds, not until a wake-up, and publishes it (Inbox::kPolling),
+// so that AfterFunc hands it new arms unstamped, without reading the clock
+// (handoff/inbox.h); it stamps each with the reading it takes after the
+// take. So a deadline is late by the hand-off wait, which polling bounds
+// by kPollEvery, the sleep's overrun and a round. A round that may be long
+// (a cascade of more than a slice, the user's executor run inline, a
+// request such as CancelAll) stops polling first (StopPolling), and the
+// callers stamp their own until the next Idle. Below kPollUntilRate (100,000
+// a second), or after kEmptyPollsToStop (8) takes in a row that found
+// nothing pushed, it stops polling; so a quiet or slow wheel never polls (the
+// low-rate CPU targets), and one that polls costs at most a wake-up per
+// kPollEvery while the calls come. A clock other than SteadyClock() (a
+// ManualClock) is read at each call anyway: the advancer never polls then.
+//
 // Nobody else touches the core while the advancer runs: callers hand their
 // arms and stops to it (so no level lock, no node lock on this path), and
 // the two operations that must see every linked timer run on the advancer's
@@ -43,7 +60,9 @@
 // (Submission::call_ns) in a histogram, read by GetStats
 // (Stats::handoff_*). One clock reading per take, none per arm; an arm that
 // a Stop took back out of its lane (Inbox::Retract) never reaches the
-// advancer and is not counted.
+// advancer and is not counted. Of the unstamped arms, whose calls read no
+// clock, one in Inbox::kSampleEvery of each lane is timed (its push reads
+// the clock) and counted kSampleEvery times.
 //
 // References: a submission's reference becomes the bucket's when the arm is
 // linked, the task's when it is due; every other one the advancer lets go
@@ -182,12 +201,21 @@ class Advancer {
   bool AdvanceAll();
   // Takes the inbox and applies each submission; returns how many.
   size_t ApplyInbox();
-  // Records the hand-off wait of each arm among `taken`, just taken.
-  void RecordHandOffs(const Inbox::Taken& taken);
+  // Records the hand-off wait of each arm among `taken`, taken just before
+  // `now_ns` (those whose call time was read).
+  void RecordHandOffs(const Inbox::Taken& taken, int64_t now_ns);
+  // At the end of a round: whether to poll from now on, by the rate of
+  // pushes over the last kRateWindow (steady clock only).
+  void UpdatePolling();
+  // Before work that may take long: stops polling until the next Idle,
+  // stamping what waits unstamped (Inbox::StopPolling).
+  void StopPolling();
   // The tick to sleep until: the core's next release, or sooner while
   // submissions keep coming (kLookEvery).
   int64_t WakeTick();
-  void Apply(const Submission& s);
+  // `now_ns`: the reading taken after the take, which stamps an unstamped
+  // arm.
+  void Apply(const Submission& s, int64_t now_ns);
   // A node the core found due (or that was due when linked): to the batch
   // if its linked arm is still pending, else its reference goes.
   void Dispatch(TimerNode* node);
@@ -217,6 +245,20 @@ class Advancer {
   const int64_t look_ticks_;
   int64_t last_now_tick_ = 0;
   bool submissions_came_ = false;
+  // Polling (see the top): whether the advancer polls; the reading of the
+  // last AdvanceAll; the pushes counted since the rate window began, and
+  // when it began.
+  bool polling_ = false;
+  // Polling stopped for the rest of the round (StopPolling): a take in it
+  // publishes kAwake, not kPolling.
+  bool paused_ = false;
+  // The rate from which it polls, kPollFromRate (a test may lower it, to 0:
+  // from the first window on, whatever the rate).
+  std::atomic<double> poll_from_rate_;
+  int64_t last_now_ns_ = 0;
+  size_t window_pushes_ = 0;
+  int empty_polls_ = 0;  // takes in a row that found nothing pushed
+  int64_t window_start_ns_ = 0;
   // The hand-off waits: made at the first arm taken, so that a wheel that
   // never takes one does not carry its 4 KB (BM_Instances); written by the
   // advancer's thread only, and published once to readers with release /

@@ -117,6 +117,13 @@ void Engine::ReleaseOwner() {
 
 absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d, CallbackRef f,
                                             const char* caller) {
+  // While the advancer polls, no clock read here: it stamps the deadline
+  // (handoff/inbox.h). Only a positive delay: one due at once runs at once.
+  if (d > absl::ZeroDuration() && inbox_.Polling() && f.ops != nullptr &&
+      !closed_.load(std::memory_order_acquire)) {
+    const int64_t d_ns = CeilNs(d);
+    if (d_ns <= kMaxUnstampedNs) return NewUnstamped(f, d_ns, d, caller);
+  }
   // Every check without a status on the way, which RefuseSchedule makes
   // when one fails.
   const int64_t now_ns = time_.NowNs();
@@ -180,15 +187,52 @@ absl::Status Engine::CheckNew(CallbackRef f, const char* caller) const {
   return absl::OkStatus();
 }
 
+absl::Status Engine::CountNew(const char* caller) {
+  int64_t pending = 0;
+  if (counts_.AddNew(&pending)) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      caller, ": ", pending, " timers are pending, Options::max_pending is ",
+      counts_.max_pending(), "; stop some or raise the limit"));
+}
+
+absl::StatusOr<TimerNode*> Engine::NewUnstamped(CallbackRef f, int64_t d_ns,
+                                                absl::Duration d,
+                                                const char* caller) {
+  if (absl::Status status = CountNew(caller); !status.ok()) return status;
+  TimerNode* node = TimerNode::New(&nodes_, f, nullptr, /*refs=*/2);
+  node->set_unstamped(d_ns);
+  const Inbox::Unstamped pushed = inbox_.PushUnstamped(
+      {node, 0, Submission::Kind::kArmUnstamped, Submission::kNoCallTime},
+      [this] { return time_.NowNs(); });
+  if (pushed == Inbox::Unstamped::kPushed) return node;
+  int64_t now_ns = 0;
+  int64_t deadline_ns = 0;
+  if (pushed == Inbox::Unstamped::kStampFirst) {
+    // The advancer stopped polling meanwhile: stamped here, as any arm.
+    now_ns = time_.NowNs();
+    if (time_.TryDeadlineAfter(now_ns, d, &deadline_ns)) {
+      if (HandOn(node, 0, /*was_pending=*/false, deadline_ns, now_ns)) {
+        return node;
+      }
+      // Shut down: HandOn let go of the submission's reference, and counted.
+      counts_.UndoNew();
+      node->Unref(&nodes_);  // the handle's
+      return ShutDownError(caller);
+    }
+  }
+  // Never armed: undone as HandOn's refusal and NewArmed's would.
+  if (node->Cancel(0)) counts_.Retired();
+  node->Unref(&nodes_);  // the submission's
+  counts_.UndoNew();
+  node->Unref(&nodes_);  // the handle's
+  if (pushed == Inbox::Unstamped::kClosed) return ShutDownError(caller);
+  return RefuseSchedule(d, f, now_ns, caller);
+}
+
 absl::StatusOr<TimerNode*> Engine::NewArmed(
     CallbackRef f, std::unique_ptr<Scheduler> scheduler, int64_t deadline_ns,
     int64_t now_ns, const char* caller) {
-  int64_t pending = 0;
-  if (!counts_.AddNew(&pending)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        caller, ": ", pending, " timers are pending, Options::max_pending is ",
-        counts_.max_pending(), "; stop some or raise the limit"));
-  }
+  if (absl::Status status = CountNew(caller); !status.ok()) return status;
   // Two references: the handle's and the wheel's (the submission's, or the
   // task's).
   TimerNode* node =
@@ -481,7 +525,7 @@ int64_t Engine::CancelClosed() {
   std::vector<Submission> submissions;
   inbox_.Close(&submissions);
   for (const Submission& s : submissions) {
-    if (s.kind == Submission::Kind::kArm && s.node->Cancel(s.gen)) {
+    if (s.arm() && s.node->Cancel(s.gen)) {
       counts_.Retired();
       cancelled.push_back(s.node);
     } else {

@@ -20,7 +20,10 @@
 // One timer's path: AfterFunc -> Engine::Schedule: TimeBase turns the
 // duration into a deadline; a TimerNode is made in the caller's lane
 // (NodeHome) and handed to the advancer as a kArm submission (or, due at
-// once, straight to the runner). The advancer links it into the core; when
+// once, straight to the runner). While the advancer polls (at high rates,
+// advancer.h), AfterFunc reads no clock: the node holds its delay and goes
+// as a kArmUnstamped, whose deadline the advancer stamps when it takes it
+// (NewUnstamped; handoff/inbox.h). The advancer links it into the core; when
 // its bucket comes due the core cascades it down or hands it back due, and
 // the advancer moves it kPending -> kDispatched and queues it on the runner.
 // The worker runs the callback (Runner::Run) and finishes or re-arms it.
@@ -181,6 +184,14 @@ class Engine : public RefCounted {
   // Why Schedule(d, f) refused a timer, at `now_ns`.
   absl::Status RefuseSchedule(absl::Duration d, CallbackRef f, int64_t now_ns,
                               const char* caller) const;
+  // Counts a new timer, within Options::max_pending (else
+  // ResourceExhausted, which names `caller`).
+  absl::Status CountNew(const char* caller);
+  // Makes a one-shot timer `d` (`d_ns`, 0 < d_ns <= kMaxUnstampedNs) from
+  // now, handed to the polling advancer unstamped, or stamped here if it
+  // stopped polling meanwhile.
+  absl::StatusOr<TimerNode*> NewUnstamped(CallbackRef f, int64_t d_ns,
+                                          absl::Duration d, const char* caller);
   // Makes a timer (one-shot without a `scheduler`) and arms it at
   // `deadline_ns`, within Options::max_pending.
   absl::StatusOr<TimerNode*> NewArmed(CallbackRef f,

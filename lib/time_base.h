@@ -51,6 +51,13 @@ int64_t CeilNs(absl::Duration d);
 // of INT64_MIN).
 int64_t LatenessNs(int64_t start_ns, int64_t deadline_ns);
 
+// The longest delay that may go to the advancer unstamped, and the latest
+// time since the origin at which it polls (handoff/inbox.h): 100 years
+// each, so that a stamp (taken at most 100 years and a hand-off after the
+// origin, plus at most 100 years) is always within range.
+inline constexpr int64_t kMaxUnstampedNs =
+    int64_t{100} * 365 * 24 * 3600 * 1'000'000'000;
+
 class TimeBase {
  public:
   // Precondition: `tick` is at least 1ns and finite (Options validated).

@@ -98,10 +98,12 @@ bool TimerNode::Cancel(uint64_t gen) {
   }
 }
 
-std::optional<int64_t> TimerNode::PendingDeadlineNs() {
+std::optional<int64_t> TimerNode::PendingDeadlineNs(
+    absl::FunctionRef<int64_t()> now_ns) {
   SpinLockHolder lock(&mu);
   const State s = StateOf(LoadState());
   if (!IsPending(s)) return std::nullopt;
+  if (s == State::kPending && expiration() < 0) StampDeadline(now_ns());
   // In kRunningArmed: the re-arm of a Reset made during this run, or, for a
   // periodic timer with none, this run's deadline (the byte map's
   // expiration).

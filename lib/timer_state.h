@@ -53,7 +53,10 @@
 //     Its place among the locks: kNode in the lock table of lib/mutex.h.
 //   * The deadline is written by the thread that arms the node (the caller
 //     of AfterFunc before it hands the node on; Reset and the worker's
-//     re-arm under `mu`, after their compare-and-swap) and read by anyone:
+//     re-arm under `mu`, after their compare-and-swap), or, for an
+//     unstamped first arm (StampDeadline below), by compare-and-swap by the
+//     owner before it claims the link, or by a Deadline() under `mu`; it is
+//     read by anyone:
 //     the owner places the node by it. So a Reset may move it while the
 //     owner still holds a link of the arm it ended: such a stale link is
 //     placed by whatever deadline the owner reads, and dropped when met
@@ -95,6 +98,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "callback_numbers.h"
 #include "core/bucket.h"
 #include "mutex.h"
@@ -430,7 +434,25 @@ class alignas(NodeArena::kUnit) TimerNode : public CoreNode {
   // under it belong to the same arm. The moves that need no lock (Stop, a
   // worker starting the callback, the owner's link and dispatch) change no
   // deadline.
-  std::optional<int64_t> PendingDeadlineNs() ABSL_LOCKS_EXCLUDED(mu);
+  // An unstamped first arm (below) is stamped now, from `now_ns()`.
+  std::optional<int64_t> PendingDeadlineNs(absl::FunctionRef<int64_t()> now_ns)
+      ABSL_LOCKS_EXCLUDED(mu);
+
+  // An unstamped first arm: AfterFunc handed the node on before reading the
+  // clock (lib/handoff/inbox.h), and its expiration holds -d (d > 0, the
+  // delay in nanoseconds) until whoever first needs the deadline stamps it
+  // `now_ns + d` here, by compare-and-swap, from a reading taken after the
+  // call: the owner when it has the submission in hand (or stops polling),
+  // or a Deadline() asked before. Later stamps change nothing. Only such an
+  // arm has a negative expiration while kPending: every other pending arm's
+  // deadline lies after the clock's reading at its call (>= 0), and an arm
+  // due at its call goes straight to kDispatched.
+  void set_unstamped(int64_t d_ns) { set_expiration(-d_ns); }
+  void StampDeadline(int64_t now_ns) {
+    int64_t expiration = this->expiration();
+    while (expiration < 0 && !CasExpiration(expiration, now_ns - expiration)) {
+    }
+  }
 
   // Runs the callable. Only the thread that moved the node to kRunning or
   // kRunningArmed calls it.

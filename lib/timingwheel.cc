@@ -121,9 +121,11 @@ int64_t Timer::Runs() const { return node_ == nullptr ? 0 : node_->runs(); }
 
 std::optional<absl::Duration> Timer::Deadline() const {
   if (node_ == nullptr) return std::nullopt;
-  const std::optional<int64_t> deadline_ns = node_->PendingDeadlineNs();
+  const internal::TimeBase& time = home_->engine()->time();
+  const std::optional<int64_t> deadline_ns =
+      node_->PendingDeadlineNs([&time] { return time.NowNs(); });
   if (!deadline_ns.has_value()) return std::nullopt;
-  return home_->engine()->time().ToClock(*deadline_ns);
+  return time.ToClock(*deadline_ns);
 }
 
 std::optional<absl::Duration> Timer::TimeLeft() const {

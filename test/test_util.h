@@ -113,6 +113,15 @@ class EngineTestPeer {
   static uint64_t AdvancerSleeps(const internal::Engine& engine) {
     return engine.advancer_.sleeps_.load(std::memory_order_relaxed);
   }
+  // Makes the advancer poll at any rate of calls (the wheel's clock must be
+  // SteadyClock()), from its next window of rounds on (lib/advancer.h).
+  static void PollAtAnyRate(internal::Engine& engine) {
+    engine.advancer_.poll_from_rate_.store(0, std::memory_order_relaxed);
+  }
+  // Whether the advancer polls now: AfterFunc then hands it arms unstamped.
+  static bool Polling(const internal::Engine& engine) {
+    return engine.inbox_.Polling();
+  }
 };
 
 // Makes thread starts fail as the system would (ThreadStarter), for as long

@@ -1547,6 +1547,112 @@ TEST_F(TimingWheelTest, ShutdownOf100kPendingTimersIsFastAndDestroysThem) {
   for (Timer& timer : timers) EXPECT_FALSE(timer.Stop());
 }
 
+// While the advancer polls (from 200,000 calls a second; here at any rate),
+// AfterFunc reads no clock: the advancer stamps the deadline with a reading
+// it takes after the call (lib/handoff/inbox.h). Three threads make timers
+// at once. Never early, by the steady clock read before each call, nor by
+// Deadline(); a Deadline() asked before the stamp fixes it, and every later
+// one says the same; Stop right after the call (taken back before the take,
+// or after it), Stop from another thread racing the take, and Reset work as
+// for any timer; nothing is lost or doubled.
+TEST(TimingWheelRealClockTest, ArmsStampedByThePollingAdvancerAreNeverEarly) {
+  auto wheel = TimingWheel::Create(DefaultOptions()).value();
+  internal::Engine* engine = EngineOf(*wheel);
+  ASSERT_NE(engine, nullptr);
+  EngineTestPeer::PollAtAnyRate(*engine);
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::vector<Timer> pokes;  // rounds, in which the advancer decides
+  while (!EngineTestPeer::Polling(*engine)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "never polled";
+    pokes.push_back(wheel->AfterFunc(absl::Milliseconds(1), [] {}).value());
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  constexpr int kThreads = 3;
+  constexpr int kEach = 1500;
+  struct Record {
+    std::atomic<int> runs{0};
+    std::atomic<bool> early{false};
+    std::atomic<bool> stopped{false};  // a Stop returned true
+  };
+  std::vector<Record> records(kThreads * kEach);
+  std::atomic<int> unstamped{0};
+  // Timers another thread stops, racing the advancer's take.
+  std::mutex to_stop_mu;
+  std::vector<std::pair<Timer, Record*>> to_stop;
+  std::atomic<bool> made{false};
+  std::thread stopper([&] {
+    for (bool last = false; !last;) {
+      last = made.load();
+      std::vector<std::pair<Timer, Record*>> batch;
+      {
+        std::lock_guard<std::mutex> lock(to_stop_mu);
+        batch.swap(to_stop);
+      }
+      for (auto& [timer, record] : batch) {
+        if (timer.Stop()) record->stopped = true;
+      }
+      std::this_thread::yield();
+    }
+  });
+  std::vector<std::thread> makers;
+  for (int t = 0; t < kThreads; ++t) {
+    makers.emplace_back([&, t] {
+      std::vector<Timer> timers;
+      for (int i = 0; i < kEach; ++i) {
+        const absl::Duration d = absl::Milliseconds(1 + i % 20);
+        if (EngineTestPeer::Polling(*engine)) unstamped.fetch_add(1);
+        const absl::Duration before = SteadyClock()->Now();
+        Record* record = &records[static_cast<size_t>(t * kEach + i)];
+        Timer timer = wheel
+                          ->AfterFunc(d,
+                                      [record, earliest = before + d] {
+                                        if (SteadyClock()->Now() < earliest) {
+                                          record->early = true;
+                                        }
+                                        record->runs.fetch_add(1);
+                                      })
+                          .value();
+        if (i % 7 == 0) {
+          EXPECT_TRUE(timer.Stop()) << i;
+          record->stopped = true;
+        } else if (i % 13 == 0) {
+          std::lock_guard<std::mutex> lock(to_stop_mu);
+          to_stop.emplace_back(timer, record);
+        } else if (i % 5 == 0) {
+          const std::optional<absl::Duration> deadline = timer.Deadline();
+          const absl::Duration after = SteadyClock()->Now();
+          ASSERT_TRUE(deadline.has_value()) << i;
+          EXPECT_GE(*deadline, before + d) << i;
+          EXPECT_LE(*deadline, after + d) << i;
+          EXPECT_EQ(timer.Deadline(), deadline) << i;
+        } else if (i % 11 == 0) {
+          EXPECT_TRUE(timer.Reset(d)) << i;
+        }
+        timers.push_back(std::move(timer));
+        if (i % 100 == 99) absl::SleepFor(absl::Milliseconds(1));
+      }
+    });
+  }
+  for (std::thread& maker : makers) maker.join();
+  made = true;
+  stopper.join();
+  EXPECT_GT(unstamped.load(), 0);
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records[i].stopped.load()) continue;
+    while (records[i].runs.load() == 0) {
+      ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "lost " << i;
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+  }
+  wheel->Shutdown();
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record& record = records[i];
+    EXPECT_FALSE(record.early.load()) << i;
+    EXPECT_EQ(record.runs.load(), record.stopped.load() ? 0 : 1) << i;
+  }
+}
+
 TEST(TimingWheelRealClockTest,
      ShutdownWakesAPollerSleepingAnHourAheadRealClock) {
   auto wheel = TimingWheel::Create(DefaultOptions()).value();

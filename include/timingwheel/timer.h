@@ -204,7 +204,13 @@ class TIMINGWHEEL_EXPORT Timer {
   // point for At, also one already passed), to the nanosecond above; the
   // callback starts no earlier, at the first whole tick at or after it. The
   // calling thread stamps it when it arms the timer, so it is known at once,
-  // also while the wheel's thread has not taken the timer yet. While
+  // also while the wheel's thread has not taken the timer yet; except for
+  // AfterFunc while the wheel polls (at 200,000 calls a second or more, with
+  // the default SteadyClock(); see Stats::handoffs): then `now` is a
+  // reading taken after the call, by the wheel's thread when it takes the
+  // timer, at most a few hundred microseconds later, or by the first
+  // Deadline() or TimeLeft() asked before that; every later answer is the
+  // same. Either way the deadline is at least `d` after the call. While
   // a periodic timer's callback runs, its next deadline is not decided yet
   // (the schedule is asked when the callback returns): Deadline() is then the
   // deadline of the run in progress, unless a Reset during the run set the

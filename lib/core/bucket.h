@@ -82,6 +82,13 @@ struct CoreNode {
   void set_expiration(int64_t expiration) {
     expiration_.store(expiration, std::memory_order_release);
   }
+  // For a value that more than one thread may be first to decide (the
+  // threaded wheel's unstamped deadline, lib/timer_state.h): acq_rel.
+  bool CasExpiration(int64_t& expected, int64_t desired) {
+    return expiration_.compare_exchange_strong(expected, desired,
+                                               std::memory_order_acq_rel,
+                                               std::memory_order_acquire);
+  }
 
  private:
   std::atomic<int64_t> expiration_{0};
