@@ -404,6 +404,9 @@ Engine::ResetResult Engine::ResetLocked(TimerNode* node, int64_t deadline_ns,
     // generation + 1, which makes a stale worker task, submission or Stop
     // of the old arm do nothing.
     if (node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
+      // Under the node lock with the state, so that a Deadline() never
+      // reads the new arm's state with the old arm's deadline (or delay).
+      node->set_expiration(deadline_ns);
       node->mu.set_has_rearm(false);
       if (!IsPending(state)) counts_.Armed();
       *armed = gen + 1;
