@@ -33,10 +33,6 @@ constexpr absl::Duration kPollEvery = absl::Microseconds(50);
 constexpr int64_t kRateWindowNs = 10'000'000;
 constexpr double kPollFromRate = 200'000;
 constexpr double kPollUntilRate = 100'000;
-// Polls in a row that found nothing pushed, after which the advancer stops
-// polling without waiting for the window's end: calls that stop at once
-// (the end of a burst) cost it a few more wake-ups, not a window's worth.
-constexpr int kEmptyPollsToStop = 8;
 
 }  // namespace
 
@@ -201,7 +197,6 @@ size_t Advancer::ApplyInbox() {
   const size_t pushes = inbox_->Take(&taken, polling_ && !paused_);
   if (pushes > 0) submissions_came_ = true;
   window_pushes_ += pushes;
-  empty_polls_ = pushes > 0 ? 0 : empty_polls_ + 1;
   const size_t count = taken.size();
   if (count == 0) return 0;
   // One reading for the whole take, after it: each arm waited until now,
@@ -243,12 +238,6 @@ void Advancer::RecordHandOffs(const Inbox::Taken& taken, int64_t now_ns) {
 void Advancer::UpdatePolling() {
   if (!time_->steady()) return;  // another clock is cheap to read
   const int64_t elapsed_ns = last_now_ns_ - window_start_ns_;
-  if (polling_ && empty_polls_ >= kEmptyPollsToStop) {
-    polling_ = false;
-    window_start_ns_ = last_now_ns_;
-    window_pushes_ = 0;
-    return;
-  }
   if (elapsed_ns < kRateWindowNs) return;
   const double rate = static_cast<double>(window_pushes_) * 1e9 /
                       static_cast<double>(elapsed_ns);

@@ -32,11 +32,12 @@
 // by kPollEvery, the sleep's overrun and a round. A round that may be long
 // (a cascade of more than a slice, the user's executor run inline, a
 // request such as CancelAll) stops polling first (StopPolling), and the
-// callers stamp their own until the next Idle. Below kPollUntilRate (100,000
-// a second), or after kEmptyPollsToStop (8) takes in a row that found
-// nothing pushed, it stops polling; so a quiet or slow wheel never polls (the
-// low-rate CPU targets), and one that polls costs at most a wake-up per
-// kPollEvery while the calls come. A clock other than SteadyClock() (a
+// callers stamp their own until the next Idle. Below kPollUntilRate
+// (100,000 a second) over a window it stops polling, so a pause in the calls
+// shorter than a window (a caller's sleep that overran) keeps it polling,
+// and calls that stop cost it a window of wake-ups. A quiet or slow wheel
+// never polls (the low-rate CPU targets), and one that polls costs at most
+// a wake-up per kPollEvery while the calls come. A clock other than SteadyClock() (a
 // ManualClock) is read at each call anyway: the advancer never polls then.
 //
 // Nobody else touches the core while the advancer runs: callers hand their
@@ -257,7 +258,6 @@ class Advancer {
   std::atomic<double> poll_from_rate_;
   int64_t last_now_ns_ = 0;
   size_t window_pushes_ = 0;
-  int empty_polls_ = 0;  // takes in a row that found nothing pushed
   int64_t window_start_ns_ = 0;
   // The hand-off waits: made at the first arm taken, so that a wheel that
   // never takes one does not carry its 4 KB (BM_Instances); written by the
