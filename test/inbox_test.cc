@@ -413,12 +413,18 @@ TEST(InboxTest, AnUnstampedArmGoesInOnlyWhileTheOwnerPolls) {
   EXPECT_EQ(taken[0].kind, Submission::Kind::kArmUnstamped);
 }
 
-TEST(InboxTest, AnOwnerThatStopsPollingDoesNotSleepOnAnUnstampedArm) {
-  Inbox inbox;
+// The owner takes as it polls; then Node(1)'s unstamped arm goes in.
+void PushOneWhilePolling(Inbox& inbox) {
   std::vector<Submission> taken;
   TakePolling(inbox, &taken);
   ASSERT_EQ(inbox.PushUnstamped(Unstamped(1), NoClock),
             Inbox::Unstamped::kPushed);
+}
+
+TEST(InboxTest, AnOwnerThatStopsPollingDoesNotSleepOnAnUnstampedArm) {
+  Inbox inbox;
+  PushOneWhilePolling(inbox);
+  std::vector<Submission> taken;
   EXPECT_FALSE(inbox.Idle(Inbox::kNever)) << "it would wait unstamped";
   EXPECT_FALSE(inbox.Polling());
   TakeInto(inbox, &taken);
@@ -428,12 +434,10 @@ TEST(InboxTest, AnOwnerThatStopsPollingDoesNotSleepOnAnUnstampedArm) {
 
 TEST(InboxTest, RetractTakesBackAnUnstampedArm) {
   Inbox inbox;
-  std::vector<Submission> taken;
-  TakePolling(inbox, &taken);
-  ASSERT_EQ(inbox.PushUnstamped(Unstamped(1), NoClock),
-            Inbox::Unstamped::kPushed);
+  PushOneWhilePolling(inbox);
   EXPECT_TRUE(inbox.Retract(Node(1), 0));
   EXPECT_TRUE(inbox.Idle(Inbox::kNever)) << "nothing waits unstamped";
+  std::vector<Submission> taken;
   TakeInto(inbox, &taken);
   EXPECT_TRUE(taken.empty());
 }
