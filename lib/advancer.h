@@ -37,8 +37,9 @@
 // shorter than a window (a caller's sleep that overran) keeps it polling,
 // and calls that stop cost it a window of wake-ups. A quiet or slow wheel
 // never polls (the low-rate CPU targets), and one that polls costs at most
-// a wake-up per kPollEvery while the calls come. A clock other than SteadyClock() (a
-// ManualClock) is read at each call anyway: the advancer never polls then.
+// a wake-up per kPollEvery while the calls come. A clock other than
+// SteadyClock() (a ManualClock) is read at each call anyway: the advancer
+// never polls then.
 //
 // Nobody else touches the core while the advancer runs: callers hand their
 // arms and stops to it (so no level lock, no node lock on this path), and
