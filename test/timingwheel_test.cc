@@ -1600,7 +1600,12 @@ TEST(TimingWheelRealClockTest, ArmsStampedByThePollingAdvancerAreNeverEarly) {
     makers.emplace_back([&, t] {
       std::vector<Timer> timers;
       for (int i = 0; i < kEach; ++i) {
-        const absl::Duration d = absl::Milliseconds(1 + i % 20);
+        // Pending for sure while this thread looks at it right after the
+        // call (100 ms: a thread that sanitizers slow down may be preempted
+        // for a few), else soon due.
+        const bool looked_at = i % 7 == 0 || i % 5 == 0 || i % 11 == 0;
+        const absl::Duration d =
+            absl::Milliseconds((looked_at ? 100 : 1) + i % 20);
         if (EngineTestPeer::Polling(*engine)) unstamped.fetch_add(1);
         const absl::Duration before = SteadyClock()->Now();
         Record* record = &records[static_cast<size_t>(t * kEach + i)];
