@@ -8,6 +8,7 @@
 #endif
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -273,9 +274,17 @@ void Advancer::Apply(const Submission& s, int64_t now_ns) {
   }
   // Each arm is pushed once, so the node is in no bucket now. Claim the
   // arm's link; a Stop, Reset or cancel since the push makes it stale.
+  const uint64_t claimed = MakeStateWord(s.gen, State::kPending) | kLinkedBit;
   uint64_t expected = MakeStateWord(s.gen, State::kPending);
   if (s.kind == Submission::Kind::kUnlink ||
-      !node->CasState(expected, expected | kLinkedBit)) {
+      !node->CasState(expected, claimed)) {
+    // This arm linked or dispatched already: the inbox handed it on twice.
+    // The state word makes the second claim fail (no double run), but the
+    // Drop would take a reference that the bucket or the task holds.
+    assert(s.kind == Submission::Kind::kUnlink ||
+           (expected != claimed &&
+            expected != MakeStateWord(s.gen, State::kDispatched)) ||
+           !"an arm taken twice from the inbox");
     Drop(node);  // stale: the submission's reference goes
     return;
   }

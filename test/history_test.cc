@@ -55,7 +55,8 @@
 // (or, for a periodic re-arm, within a period of its run), so the checker
 // keeps the earliest and latest deadline possible. The search is exhaustive
 // with memoization; histories are small (3 threads x 20 to 40 calls).
-// The checker is itself tested on hand-made bad histories below.
+// The checker is itself tested on hand-made bad histories below, and
+// tools/mutation_check.sh shows it catching bugs injected into the hand-off.
 //
 // Seeds: 1 to 2000 (400 under sanitizers), in 4 shards. A failure prints its
 // seed and history; replay it with

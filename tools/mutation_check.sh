@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Copyright 2026 The timingwheel Authors.
+# SPDX-License-Identifier: Apache-2.0
+#
+# Shows that the concurrency tests catch bugs in the hand-off: each patch of
+# test/mutations/ injects one by hand, and history_test must then fail.
+#
+#   lost_submission        Take clears the lanes' active bits after its look
+#                          instead of before: a push in between leaves its
+#                          lane unseen, with every later push of its thread
+#   stop_before_take_runs  the owner claims an arm of the right generation
+#                          whatever its state: a Stop that came before the
+#                          take is undone and the callback runs
+#   double_take            Retract closes the gap but keeps the chunk's count:
+#                          the lane's last submission is taken twice
+#
+# A lost arm and a stopped arm that runs are histories that no serial order
+# explains: the checker prints the timer's history. A double take cannot make
+# a callback run twice (the state word refuses the second claim: the arm is
+# linked or dispatched already), but it drops a reference the bucket or task
+# holds, so the node is freed while in use: AddressSanitizer reports the use
+# after poison, and a debug build's assertion in Advancer::Apply names it.
+#
+# Usage:
+#   tools/mutation_check.sh            every patch of test/mutations/
+#   tools/mutation_check.sh NAME...    those patches only
+#
+# Environment:
+#   TIMINGWHEEL_MUTATION_RUNS   runs of history_test per mutation (default 3)
+#
+# It works on a scratch worktree of HEAD (build/mutations/tree, built in
+# build/mutations/asan with the asan preset): the checkout is not touched. The
+# unpatched tree runs first and must pass, so a mutation counts as caught only
+# for a failure the patch made. Exit status: non-zero if the control failed, a
+# patch no longer applies, or a mutation was not caught. Logs:
+# build/mutations/<name>.log.
+
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+readonly ROOT=$PWD
+readonly OUT=$ROOT/build/mutations
+readonly TREE=$OUT/tree
+readonly BUILD=$OUT/asan
+readonly RUNS=${TIMINGWHEEL_MUTATION_RUNS:-3}
+# The lines of a failed run that say what failed.
+readonly EVIDENCE='no serial order|ERROR: AddressSanitizer|Assertion|runtime error'
+
+source tools/install_deps.sh
+install_deps cmake ninja-build clang libclang-rt-14-dev git \
+  libabsl-dev libgtest-dev libgmock-dev
+
+mutations=("$@")
+if ((${#mutations[@]} == 0)); then
+  for patch in test/mutations/*.patch; do
+    mutations+=("$(basename "$patch" .patch)")
+  done
+fi
+
+mkdir -p "$OUT"
+if [[ -e "$TREE" ]]; then
+  git worktree remove --force "$TREE"
+fi
+git worktree add --quiet --detach "$TREE" HEAD
+trap 'git -C "$ROOT" worktree remove --force "$TREE"' EXIT
+
+build() {
+  cmake --build "$BUILD" --target history_test >>"$1" 2>&1
+}
+
+# Runs history_test up to RUNS times; prints the first line that tells what
+# failed, or nothing if every run passed.
+first_failure() {
+  local log=$1 run
+  for ((run = 1; run <= RUNS; ++run)); do
+    if ! "$BUILD/test/history_test" --gtest_brief=1 >>"$log" 2>&1; then
+      grep -a -m1 -E "$EVIDENCE" "$log" || echo "history_test failed (run $run)"
+      return
+    fi
+  done
+}
+
+echo "mutation_check: configuring and building history_test (asan preset)"
+(cd "$TREE" && cmake --preset asan -B "$BUILD" -DTIMINGWHEEL_BUILD_BENCHMARKS=OFF \
+  >"$OUT/configure.log" 2>&1)
+: >"$OUT/control.log"
+build "$OUT/control.log"
+control=$(first_failure "$OUT/control.log")
+if [[ -n "$control" ]]; then
+  echo "mutation_check: the unpatched tree fails: $control" >&2
+  exit 1
+fi
+echo "control (no patch): passed $RUNS runs"
+
+missed=0
+for name in "${mutations[@]}"; do
+  patch=$ROOT/test/mutations/$name.patch
+  log=$OUT/$name.log
+  : >"$log"
+  if ! git -C "$TREE" apply "$patch" 2>>"$log"; then
+    echo "$name: the patch no longer applies (see $log)"
+    missed=1
+    continue
+  fi
+  build "$log"
+  found=$(first_failure "$log")
+  git -C "$TREE" checkout --quiet -- .
+  if [[ -n "$found" ]]; then
+    echo "$name: caught: ${found:0:160}"
+  else
+    echo "$name: NOT caught in $RUNS runs"
+    missed=1
+  fi
+done
+build "$OUT/control.log"  # leave the build tree unpatched
+exit "$missed"
