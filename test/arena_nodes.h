@@ -4,7 +4,7 @@
 // arena_nodes.h: nodes for the tests of the core, in the node arena.
 //
 // The core links nodes by their 32-bit names in the node arena
-// (lib/node_arena.h), so a node of a core test must live there, as the
+// (lib/handles/node_arena.h), so a node of a core test must live there, as the
 // wheels' nodes do. A test node derives from InArena: `new` and
 // std::make_unique then place it in the arena. Its memory is kept for the
 // test process's life (a bump allocator over ranges of the arena, never
@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <mutex>
 
-#include "node_arena.h"
+#include "handles/node_arena.h"
 
 namespace timingwheel::internal {
 
@@ -28,7 +28,7 @@ class InArena {
     static char* end = nullptr;
     constexpr size_t kRange = size_t{1} << 20;
     const size_t rounded =
-        (bytes + NodeArena::kUnit - 1) / NodeArena::kUnit * NodeArena::kUnit;
+        (bytes + NodeLink::kUnit - 1) / NodeLink::kUnit * NodeLink::kUnit;
     std::lock_guard<std::mutex> lock(mu);
     if (next == nullptr || next + rounded > end) {
       next = static_cast<char*>(NodeArena::Get().Map(kRange));

@@ -1,8 +1,8 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// callback_numbers_test.cc: tests of lib/callback_numbers.h: each call of
-// NumberCallbackOps gets a new number, from however many threads at once,
+// callback_numbers_test.cc: tests of lib/handles/callback_numbers.h: each call
+// of NumberCallbackOps gets a new number, from however many threads at once,
 // and the number leads back to its table; a type is numbered once, however
 // many threads ask at once; once the process has given every number, a
 // type numbered then gets 0, and a TimingWheel still runs (and stops)
@@ -10,7 +10,7 @@
 // (ctest runs each test in a process of its own, so using every number up
 // here leaves the other tests theirs.)
 
-#include "callback_numbers.h"
+#include "handles/callback_numbers.h"
 
 #include <atomic>
 #include <cstdint>

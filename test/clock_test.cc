@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // clock_test.cc: tests of include/timingwheel/clock.h and of how the library
-// sleeps on a clock (lib/clock_wake_up.h). ManualClock: starts at zero,
+// sleeps on a clock (lib/base/clock_wake_up.h). ManualClock: starts at zero,
 // Advance adds, a zero or negative Advance is ignored, an infinite or
 // overflowing one saturates at the largest representable time; a waiter whose
 // deadline has passed returns at once; Advance wakes a waiter, every waiter,
@@ -34,9 +34,9 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "clock_wake_up.h"
+#include "base/clock_wake_up.h"
+#include "base/mutex.h"
 #include "gtest/gtest.h"
-#include "mutex.h"
 #include "test_util.h"
 #include "timingwheel/timingwheel.h"
 

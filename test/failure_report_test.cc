@@ -5,7 +5,7 @@
 // (and survives a hook that throws), or writes them to stderr at most once a
 // second, saying how many it left out.
 
-#include "failure_report.h"
+#include "base/failure_report.h"
 
 #include <stdexcept>
 #include <string>

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // lock_order_test.cc: tests of the lock table and its debug check
-// (lib/mutex.h). Every nesting the table allows passes, the declared ones
+// (lib/base/mutex.h). Every nesting the table allows passes, the declared ones
 // included (a steal's two stashes under the pool's mutex, the fork handler's
 // depots under the registry); a lock taken against the table aborts a debug
 // build with a message naming both ranks: an inner rank, a leaf, or a second
@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "gtest/gtest.h"
-#include "mutex.h"
-#include "node_pool.h"
+#include "handles/node_pool.h"
+#include "threads/worker_pool.h"
 #include "timingwheel/clock.h"
-#include "worker_pool.h"
 
 namespace timingwheel::internal {
 namespace {
@@ -74,7 +74,7 @@ void LockChain(const std::vector<LockRank>& chain) {
   for (auto it = locks.rbegin(); it != locks.rend(); ++it) (*it)->Unlock();
 }
 
-// Every nesting of the table in lib/mutex.h, each as the code takes it.
+// Every nesting of the table in lib/base/mutex.h, each as the code takes it.
 const std::vector<std::vector<LockRank>>& TableNestings() {
   static const auto* nestings = new std::vector<std::vector<LockRank>>{
       // A worker fills its stash; Close and the counts read each.

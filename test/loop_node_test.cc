@@ -10,7 +10,7 @@
 // stamped and checked) and keeps at most the spare and one chunk once all
 // are freed.
 
-#include "loop_node.h"
+#include "faces/loop_node.h"
 
 #include <algorithm>
 #include <cstddef>

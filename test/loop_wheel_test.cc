@@ -160,7 +160,7 @@ TEST_F(LoopWheelTest, StopPreventsTheRunOnceAndOnlyOnce) {
 }
 
 // A lambda that captures nothing is kept nowhere (a bare node of 32 bytes,
-// lib/loop_node.h): it runs at its deadline, is stopped and reset as any,
+// lib/faces/loop_node.h): it runs at its deadline, is stopped and reset as any,
 // and its nodes are reused; interleaved with capturing ones.
 int loop_stateless_runs = 0;
 

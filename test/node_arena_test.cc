@@ -8,7 +8,7 @@
 // once never get overlapping ranges; a child forked while another thread
 // holds the arena's lock maps from it (the fork handlers).
 
-#include "node_arena.h"
+#include "handles/node_arena.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -65,14 +65,14 @@ TEST(NodeArenaTest, RangesAreAlignedZeroedWritableAndDisjoint) {
 TEST(NodeArenaTest, LinksNameAddressesAndAreNeverZero) {
   NodeArena& arena = NodeArena::Get();
   auto* range = static_cast<char*>(arena.Map(kGrain));
-  for (size_t offset = 0; offset < kGrain; offset += NodeArena::kUnit) {
-    const uint32_t link = arena.LinkOf(range + offset);
+  for (size_t offset = 0; offset < kGrain; offset += NodeLink::kUnit) {
+    const uint32_t link = NodeLink::Of(range + offset);
     EXPECT_NE(link, 0u);
-    EXPECT_EQ(arena.At(link), range + offset);
+    EXPECT_EQ(NodeLink::At(link), range + offset);
   }
   // Every address of the arena fits 31 bits (the core keeps the top one).
   EXPECT_LE(arena.reserved(), NodeArena::kMaxBytes);
-  EXPECT_LT(arena.LinkOf(range + kGrain - NodeArena::kUnit), 1u << 31);
+  EXPECT_LT(NodeLink::Of(range + kGrain - NodeLink::kUnit), 1u << 31);
   arena.Unmap(range, kGrain);
 }
 

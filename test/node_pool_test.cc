@@ -11,7 +11,7 @@
 // grows again into them, and under random spikes from several threads never
 // hands a block out twice, never gives back a live one, and loses none.
 
-#include "node_pool.h"
+#include "handles/node_pool.h"
 
 #include <sanitizer/asan_interface.h>
 #include <signal.h>
@@ -35,7 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "node_arena.h"
+#include "handles/node_arena.h"
 #include "timingwheel/timingwheel.h"
 
 namespace timingwheel::internal {

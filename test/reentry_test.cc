@@ -3,9 +3,9 @@
 //
 // reentry_test.cc: Shutdown called from every place where the wheel runs user
 // code, while a Shutdown is already under way, returns instead of waiting for
-// itself or for a thread that is joining it (lib/reentry.h; DESIGN.md, trap
-// 13); so does WaitIdle from a callback. A call that hangs ends the test binary
-// with a message (a hung thread cannot be joined), so a regression fails
+// itself or for a thread that is joining it (lib/threads/reentry.h; DESIGN.md,
+// trap 13); so does WaitIdle from a callback. A call that hangs ends the test
+// binary with a message (a hung thread cannot be joined), so a regression fails
 // instead of hanging CI.
 
 #include <atomic>

@@ -1,8 +1,8 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// release_alarm_test.cc: tests of ReleaseAlarm (lib/release_alarm.h), the
-// poller's wait for the core's next release. Wait blocks until the clock
+// release_alarm_test.cc: tests of ReleaseAlarm (lib/threads/release_alarm.h),
+// the poller's wait for the core's next release. Wait blocks until the clock
 // reaches origin + tick * the alarm's tick, then clears the alarm; with no
 // alarm it waits for one; a sooner Set wakes a waiting Wait, a later one
 // moves its time; ManualClock::Advance wakes it; Close wakes it and makes it
@@ -18,7 +18,7 @@
 // Wait runs in its own thread and every wait for it is bounded, so a missed
 // wake-up fails the test instead of hanging it.
 
-#include "release_alarm.h"
+#include "threads/release_alarm.h"
 
 #include <atomic>
 #include <chrono>
@@ -31,9 +31,9 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/time_base.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
-#include "time_base.h"
 #include "timingwheel/clock.h"
 
 namespace timingwheel::internal {

@@ -2,12 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // stats_test.cc: the counters, the lateness histogram and its recent window
-// (lib/stats.h), and GetStats on a ManualClock wheel: every counter agrees
+// (lib/base/stats.h), and GetStats on a ManualClock wheel: every counter agrees
 // with what happened, lateness is measured by the wheel's clock, and the
 // recent window forgets what is more than a minute old; the hand-off wait
 // is the arm's time between its call and the advancer's take.
 
-#include "stats.h"
+#include "base/stats.h"
 
 #include <algorithm>
 #include <cstdint>

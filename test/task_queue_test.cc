@@ -1,7 +1,7 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// task_queue_test.cc: tests of TaskQueue (lib/task_queue.h), the worker
+// task_queue_test.cc: tests of TaskQueue (lib/threads/task_queue.h), the worker
 // pool's FIFO queue of due timers in recycled chunks. Tasks come out in the
 // order they went in: within a chunk, for a batch across a chunk boundary or
 // larger than several chunks, for a front batch of k taken across a boundary,
@@ -16,7 +16,7 @@
 //
 // Tasks carry fake node pointers; the queue never dereferences them.
 
-#include "task_queue.h"
+#include "threads/task_queue.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -69,9 +69,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "engine.h"
+#include "faces/engine.h"
 #include "gtest/gtest.h"
-#include "thread_starter.h"
+#include "threads/thread_starter.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timingwheel.h"
 #include "wheel_core_test_peer.h"
@@ -114,7 +114,7 @@ class EngineTestPeer {
     return engine.advancer_.sleeps_.load(std::memory_order_relaxed);
   }
   // Makes the advancer poll at any rate of calls (the wheel's clock must be
-  // SteadyClock()), from its next window of rounds on (lib/advancer.h).
+  // SteadyClock()), from its next window of rounds on (lib/threads/advancer.h).
   static void PollAtAnyRate(internal::Engine& engine) {
     engine.advancer_.poll_from_rate_.store(0, std::memory_order_relaxed);
   }

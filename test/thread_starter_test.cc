@@ -1,15 +1,15 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// thread_starter_test.cc: ThreadStarter (lib/thread_starter.h). A start runs
-// its body on a new thread; a start the system refuses (made so by
+// thread_starter_test.cc: ThreadStarter (lib/threads/thread_starter.h). A start
+// runs its body on a new thread; a start the system refuses (made so by
 // ThreadStarterTestPeer: the same std::system_error a real refusal throws)
 // is ResourceExhausted with the system's error, starts no thread and
 // destroys the body unrun; the starts allowed before the refusals succeed,
 // and once the peer is gone every start succeeds again.
 // FaultsTest has the real refusal (RLIMIT_AS) and what the wheel does then.
 
-#include "thread_starter.h"
+#include "threads/thread_starter.h"
 
 #include <atomic>
 #include <cstdint>

@@ -1,14 +1,14 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// time_base_test.cc: tests of TimeBase (lib/time_base.h), the wheel's time:
-// nanoseconds since the origin, read from the clock itself (for SteadyClock,
-// never behind a steady_clock read made before it); durations and clock
-// times to deadlines, rounded up (a clock time already passed too), with the
-// range errors naming the caller; lateness, saturated; the tick a deadline
+// time_base_test.cc: tests of TimeBase (lib/base/time_base.h), the wheel's
+// time: nanoseconds since the origin, read from the clock itself (for
+// SteadyClock, never behind a steady_clock read made before it); durations and
+// clock times to deadlines, rounded up (a clock time already passed too), with
+// the range errors naming the caller; lateness, saturated; the tick a deadline
 // falls due in; a periodic timer's next deadline.
 
-#include "time_base.h"
+#include "base/time_base.h"
 
 #include <chrono>
 #include <cstdint>

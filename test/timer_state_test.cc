@@ -1,9 +1,9 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// timer_state_test.cc: tests of lib/timer_state.h: the packing of the state
-// word (`generation << 8 | State`) round-trips for every state and for large
-// generations; IsPending is true exactly for kPending, kDispatched and
+// timer_state_test.cc: tests of lib/handles/timer_state.h: the packing of the
+// state word (`generation << 8 | State`) round-trips for every state and for
+// large generations; IsPending is true exactly for kPending, kDispatched and
 // kRunningArmed, IsRunning for the four running states, and EndOfRun maps
 // each running state not armed again to the state its run ends in; a new
 // TimerNode starts in (0, kPending) with one reference,
@@ -12,7 +12,7 @@
 // node keeps its engine alive; a periodic node carries its scheduler (apart
 // from the one-shot node's pooled memory) until then too.
 
-#include "timer_state.h"
+#include "handles/timer_state.h"
 
 #include <array>
 #include <atomic>
@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "callback_numbers.h"
 #include "gtest/gtest.h"
+#include "handles/callback_numbers.h"
 #include "test_util.h"
 #include "timingwheel/scheduler.h"
 

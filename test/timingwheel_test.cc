@@ -614,8 +614,8 @@ TEST_F(TimingWheelTest, SlowCallbackHoldsBackNoOtherWhileAWorkerIsFree) {
 // Stop and Reset
 
 // A lambda that captures nothing is kept in a bare node (32 bytes, a pool of
-// its own and a thread cache slot of its own: lib/timer_state.h), one that
-// captures in a node with its room: interleaved on one thread and on four,
+// its own and a thread cache slot of its own: lib/handles/timer_state.h), one
+// that captures in a node with its room: interleaved on one thread and on four,
 // each kind fires at its deadline, is stopped and reset as any timer, and
 // none is lost or run twice.
 std::atomic<int64_t> stateless_fired{0};

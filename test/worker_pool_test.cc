@@ -1,10 +1,10 @@
 // Copyright 2026 The timingwheel Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// worker_pool_test.cc: tests of WorkerPool (lib/worker_pool.h), the bounded
-// pool that runs due callbacks. Every task is run once with its node and
-// generation; N workers really run N tasks at once; one worker runs tasks in
-// FIFO order; Submit after Close returns false and leaves the batch alone;
+// worker_pool_test.cc: tests of WorkerPool (lib/threads/worker_pool.h), the
+// bounded pool that runs due callbacks. Every task is run once with its node
+// and generation; N workers really run N tasks at once; one worker runs tasks
+// in FIFO order; Submit after Close returns false and leaves the batch alone;
 // Close returns the tasks not started, the stashed ones included, each once;
 // Join from a task's own thread detaches that thread instead of deadlocking;
 // on_thread_exit runs once per thread; a worker thread the system refuses
@@ -25,7 +25,7 @@
 // Tasks carry fake node pointers: the pool never dereferences them, it only
 // hands them to the RunFn of the test. Every wait is bounded.
 
-#include "worker_pool.h"
+#include "threads/worker_pool.h"
 
 #include <pthread.h>
 
@@ -44,9 +44,9 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "mutex.h"
 #include "test_util.h"
 
 namespace timingwheel::internal {

@@ -21,7 +21,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
-#include "mutex.h"
+#include "base/mutex.h"
 
 namespace timingwheel::tools {
 

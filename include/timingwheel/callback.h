@@ -19,14 +19,15 @@
 // LoopWheel's node keeps the table's address; a TimingWheel's keeps the
 // table's number, which the table points to (CallbackOps::number): 32 bits
 // where an address takes 64, which is what lets that node fit 48 bytes
-// (lib/timer_state.h, lib/callback_numbers.h).
+// (lib/handles/timer_state.h, lib/handles/callback_numbers.h).
 //
 // Empty callables (a null function pointer, an empty std::function or
 // absl::AnyInvocable) give a CallbackRef with null operations, which the
 // wheels refuse with InvalidArgument.
 //
 // Thread-safety: stateless; the operations are called by whoever owns the
-// node's callable at the time (lib/timer_state.h, lib/loop_node.h).
+// node's callable at the time (lib/handles/timer_state.h,
+// lib/faces/loop_node.h).
 
 #ifndef TIMINGWHEEL_CALLBACK_H_
 #define TIMINGWHEEL_CALLBACK_H_
@@ -57,8 +58,8 @@ struct CallbackOps {
   std::atomic<uint32_t>* number;
   // The type has no state to keep: empty (a lambda capturing nothing),
   // trivially copyable and trivially destructible. Any object of it runs
-  // the same, so a wheel keeps none (a bare node: lib/timer_state.h,
-  // lib/loop_node.h).
+  // the same, so a wheel keeps none (a bare node: lib/handles/timer_state.h,
+  // lib/faces/loop_node.h).
   bool stateless;
 };
 

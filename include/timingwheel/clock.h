@@ -105,7 +105,8 @@ class TIMINGWHEEL_EXPORT Clock {
   void NotifyTimeChanged();
 
  private:
-  // The library's sleepers register themselves here (lib/clock_wake_up.h).
+  // The library's sleepers register themselves here
+  // (lib/base/clock_wake_up.h).
   friend class internal::ClockWakeUp;
   const std::unique_ptr<internal::ClockWakeUpList> wake_ups_;
 };

@@ -89,7 +89,7 @@ namespace internal {
 class LoopEngine;
 struct LoopNode;
 
-// The most a LoopWheel's node keeps inline (lib/loop_node.h).
+// The most a LoopWheel's node keeps inline (lib/faces/loop_node.h).
 inline constexpr size_t kLoopInlineCallable = 32;
 template <class Fn>
 using LoopCallable = Callable<Fn, kLoopInlineCallable>;

@@ -83,9 +83,9 @@
 //   * `tw-giveback`: one per process, shared by the wheels, not theirs (no
 //     on_thread_start, never joined): gives memory back to the system when
 //     a call that ended timers left some of that work (see Memory above).
-// Every lock of the library and their order: the lock table in lib/mutex.h.
-// No lock of the wheel is held while a callback runs, which is why a
-// callback may call any member of its own wheel, Shutdown included.
+// Every lock of the library and their order: the lock table in
+// lib/base/mutex.h. No lock of the wheel is held while a callback runs, which
+// is why a callback may call any member of its own wheel, Shutdown included.
 // The Stop contract: each timer has one atomic state; the thread whose
 // compare-and-swap moves it out of "pending" decides whether it stops or runs.
 // Stop never waits for a running callback.
@@ -175,7 +175,7 @@ class TimerNode;
 
 // The most a TimingWheel keeps of a callable in its pool's memory: in the
 // node itself up to 16 bytes, else in a second block of the pool (48
-// bytes, lib/timer_state.h); a bigger one goes to the heap once.
+// bytes, lib/handles/timer_state.h); a bigger one goes to the heap once.
 inline constexpr size_t kWheelBlockCallable = 48;
 template <class Fn>
 using WheelCallable = Callable<Fn, kWheelBlockCallable>;
@@ -214,11 +214,11 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   // throw, is moved to the heap once. Only the pool's blocks are taken on
   // the way, from the calling thread's cache: no malloc (but in a process
   // of over 65,000 callable types, whose later types' timers keep their
-  // callable and its operations in one heap block: lib/callback_numbers.h).
-  // Errors: InvalidArgument (empty `f`; infinite `d`; a deadline past the
-  // supported range, about 292 years from the wheel's start: every finite `d`
-  // up to 100 years works), FailedPrecondition (after Shutdown),
-  // ResourceExhausted (`max_pending` timers are pending).
+  // callable and its operations in one heap block:
+  // lib/handles/callback_numbers.h). Errors: InvalidArgument (empty `f`;
+  // infinite `d`; a deadline past the supported range, about 292 years from the
+  // wheel's start: every finite `d` up to 100 years works), FailedPrecondition
+  // (after Shutdown), ResourceExhausted (`max_pending` timers are pending).
   template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
   absl::StatusOr<Timer> AfterFunc(absl::Duration d, F&& f) {
     internal::WheelCallable<std::decay_t<F>> callable(std::in_place,

@@ -45,12 +45,12 @@
 #include <limits>
 #include <utility>
 
-#include "node_arena.h"
+#include "core/node_link.h"
 
 namespace timingwheel::internal {
 
 // The core's part of a timer node. Its owner embeds it (as a base or a
-// member, at a multiple of NodeArena::kUnit in a node of the arena) and
+// member, at a multiple of NodeLink::kUnit in a node of the arena) and
 // keeps the rest (callback, state) to itself.
 struct CoreNode {
   // The node before it in its strand, or, for the first, the strand's tag
@@ -69,8 +69,8 @@ struct CoreNode {
   // the core's `unit`, rounded up (WheelCore::TickOf). The one field of the
   // core that another thread may write: the threaded wheel's callers set a
   // new arm's deadline here while the owner may still hold a link of an
-  // older one (lib/timer_state.h, Locking). Hence an atomic, released and
-  // acquired, which costs a plain load or store on x86-64 and ARMv8's
+  // older one (lib/handles/timer_state.h, Locking). Hence an atomic, released
+  // and acquired, which costs a plain load or store on x86-64 and ARMv8's
   // ldar/stlr. An owner that lets other threads write it uses Add, Remove,
   // AdvanceSome and TakeAll only: AdvanceSome reads it afresh at each
   // placement and hands a node out as due if what it reads is due, assuming
@@ -83,7 +83,7 @@ struct CoreNode {
     expiration_.store(expiration, std::memory_order_release);
   }
   // For a value that more than one thread may be first to decide (the
-  // threaded wheel's unstamped deadline, lib/timer_state.h): acq_rel.
+  // threaded wheel's unstamped deadline, lib/handles/timer_state.h): acq_rel.
   bool CasExpiration(int64_t& expected, int64_t desired) {
     return expiration_.compare_exchange_strong(expected, desired,
                                                std::memory_order_acq_rel,
@@ -126,7 +126,7 @@ class NodeList {
   void Push(CoreNode* node) {
     const int strand = push_strand_;
     push_strand_ = (push_strand_ + 1) & (kStrands - 1);
-    const uint32_t link = NodeArena::LinkOf(node);
+    const uint32_t link = NodeLink::Of(node);
     const uint32_t last = tails_[strand];
     node->next = Tag(strand);
     if (last != 0) {
@@ -238,7 +238,7 @@ class NodeList {
     return static_cast<int>(tag & (kStrands - 1));
   }
   static CoreNode* At(uint32_t link) {
-    return static_cast<CoreNode*>(NodeArena::At(link));
+    return static_cast<CoreNode*>(NodeLink::At(link));
   }
   uint32_t Tag(int strand) const {
     return kTagBit | id_ << kStrandBits | static_cast<uint32_t>(strand);

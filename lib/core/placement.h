@@ -84,8 +84,8 @@
 //
 // Thread-safety: pure functions of their arguments; call them from anywhere.
 
-#ifndef TIMINGWHEEL_LIB_PLACEMENT_H_
-#define TIMINGWHEEL_LIB_PLACEMENT_H_
+#ifndef TIMINGWHEEL_LIB_CORE_PLACEMENT_H_
+#define TIMINGWHEEL_LIB_CORE_PLACEMENT_H_
 
 #include <cstdint>
 #include <limits>
@@ -226,4 +226,4 @@ int LevelFor(int wheel_size, int64_t now_tick, int64_t expiration_tick);
 
 }  // namespace timingwheel::internal
 
-#endif  // TIMINGWHEEL_LIB_PLACEMENT_H_
+#endif  // TIMINGWHEEL_LIB_CORE_PLACEMENT_H_

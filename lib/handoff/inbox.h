@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // inbox.h: the hand-off. Callers give the thread that owns the wheel's core
-// (the advancer: lib/advancer.h) their new arms and their stops as
+// (the advancer: lib/threads/advancer.h) their new arms and their stops as
 // submissions, and never touch a level or a bucket (DESIGN.md, section 5).
 //
 // A submission names a node, an arm of it (the generation of its state
@@ -52,8 +52,8 @@
 // kWakeAt submissions (which bounds what waits, e.g. the stops of far
 // timers). While submissions keep coming (Take says whether any came since
 // the last take, retracted ones too), the owner runs at least every
-// ~100 ms anyway (lib/advancer.h), so that a thread making far timers and
-// stopping them at a low rate does not wake it for each one. No wake-up is
+// ~100 ms anyway (lib/threads/advancer.h), so that a thread making far timers
+// and stopping them at a low rate does not wake it for each one. No wake-up is
 // lost: a pusher reads the published tick under its lane's lock, after the
 // lane's active bit is set, and the owner, after publishing the tick, looks
 // at every active lane under its lock before it sleeps (Idle): either it
@@ -113,7 +113,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
-#include "mutex.h"
+#include "base/mutex.h"
 
 namespace timingwheel::internal {
 

@@ -1,0 +1,345 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "faces/loop_engine.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <new>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/placement.h"
+#include "faces/options_check.h"
+
+namespace timingwheel::internal {
+namespace {
+
+// How many due timers ahead RunDue fetches.
+constexpr size_t kRunAhead = 8;
+// The room for due timers that RunDue keeps once they ran (512 KiB).
+constexpr size_t kKeepDue = size_t{64} * 1024;
+
+}  // namespace
+
+absl::StatusOr<LoopEngine*> LoopEngine::Create(LoopOptions options) {
+  if (absl::Status status = CheckLoopOptions(&options); !status.ok()) {
+    return status;
+  }
+  return new LoopEngine(std::move(options));
+}
+
+LoopEngine::LoopEngine(LoopOptions options)
+    : time_(std::move(options.clock), options.tick),
+      origin_ns_(absl::ToInt64Nanoseconds(time_.origin())),
+      by_tick_(time_.tick_ns()),
+      max_deadline_ns_(kMaxTick / time_.tick_ns() * time_.tick_ns()),
+      max_pending_(options.max_pending),
+      bare_nodes_(kBareLoopBlock, options.spare_timers),
+      small_nodes_(kSmallLoopBlock, options.spare_timers),
+      wide_nodes_(kWideLoopBlock, options.spare_timers),
+      periodic_nodes_(kPeriodicLoopBlock, options.spare_timers),
+      core_(options.wheel_size, time_.tick_ns()) {}
+
+void LoopEngine::CheckThreadSlow(const char* what) {
+#ifndef NDEBUG
+  const std::thread::id self = std::this_thread::get_id();
+  if (owner_ == std::thread::id()) owner_ = self;
+  if (owner_ == self) return;
+  std::ostringstream message;
+  message << "timingwheel: " << what << " called on thread " << self
+          << ", but this LoopWheel belongs to thread " << owner_
+          << " (the first to call it): a LoopWheel and its LoopTimers are "
+             "for the loop's thread only\n";
+  std::fputs(message.str().c_str(), stderr);
+  std::abort();
+#else
+  (void)what;
+#endif
+}
+
+void LoopEngine::CloseAndRelease() {
+  closed_ = true;
+  std::vector<CoreNode*> cancelled;
+  core_.TakeAll(&cancelled);
+  for (size_t i = due_next_; i < due_.size(); ++i) {
+    if (due_[i] != nullptr) cancelled.push_back(due_[i]);
+  }
+  ResetDue();
+  pending_ = 0;
+  // Each callback is destroyed here, on the loop's thread; its destructor
+  // may call into the wheel, which refuses new timers from now on.
+  for (CoreNode* core_node : cancelled) {
+    auto* node = static_cast<LoopNode*>(core_node);
+    node->in_due = false;
+    node->state = LoopNode::State::kCancelled;
+    const CallbackOps* ops = std::exchange(node->ops, nullptr);
+    if (ops->destroy != nullptr) ops->destroy(node->callable());
+    Unref(node);  // the wheel's
+  }
+  UnrefEngine();
+}
+
+absl::Status LoopEngine::RefuseNew(CallbackRef f, const char* caller) const {
+  if (f.ops == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(caller, ": the callback is empty; pass a callable"));
+  }
+  if (closed_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(caller, ": the LoopWheel is being destroyed"));
+  }
+  // The one reason left for MayAdd to refuse.
+  return absl::ResourceExhaustedError(
+      absl::StrCat(caller, ": ", pending_,
+                   " timers are pending, LoopOptions::max_pending is ",
+                   max_pending_, "; stop some or raise the limit"));
+}
+
+absl::StatusOr<LoopTimer> LoopEngine::ScheduleAfter(absl::Duration d,
+                                                    CallbackRef f,
+                                                    const char* caller) {
+  if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller, ": duration is ", absl::FormatDuration(d),
+        "; it must be finite (every duration up to 100 years works)"));
+  }
+  if (!MayAdd(f)) return RefuseNew(f, caller);
+  const int64_t now_ns = time_.NowNs();
+  int64_t deadline_ns;
+  if (!time_.TryDeadlineAfter(now_ns, d, &deadline_ns)) {
+    return time_.DeadlineAfter(now_ns, d, caller).status();
+  }
+  return NewOneShot(f, deadline_ns);
+}
+
+absl::Status LoopEngine::RefuseSteady(int64_t steady_ns, CallbackRef f) const {
+  if (!time_.steady()) {
+    return absl::InvalidArgumentError(
+        "At: the time point is steady_clock's, but this wheel's clock is not "
+        "SteadyClock(); give AtClockTime a time of the wheel's own clock "
+        "(as its Now() returns it)");
+  }
+  if (!MayAdd(f)) return RefuseNew(f, "At");
+  // Past the supported range.
+  return time_.DeadlineAt(absl::Nanoseconds(steady_ns), "At").status();
+}
+
+absl::StatusOr<LoopTimer> LoopEngine::ScheduleAt(absl::Duration when,
+                                                 CallbackRef f,
+                                                 const char* caller) {
+  if (when == absl::InfiniteDuration() || when == -absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(caller, ": time is ",
+                                                   absl::FormatDuration(when),
+                                                   "; it must be finite"));
+  }
+  if (!MayAdd(f)) return RefuseNew(f, caller);
+  absl::StatusOr<int64_t> deadline = time_.DeadlineAt(when, caller);
+  if (!deadline.ok()) return deadline.status();
+  return NewOneShot(f, *deadline);
+}
+
+absl::StatusOr<LoopTimer> LoopEngine::SchedulePeriodic(
+    std::unique_ptr<Scheduler> scheduler, CallbackRef f, const char* caller) {
+  if (scheduler == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        caller, ": the scheduler is null; pass one, e.g. FixedRate(d)"));
+  }
+  if (!MayAdd(f)) return RefuseNew(f, caller);
+  const int64_t now_ns = time_.NowNs();
+  absl::StatusOr<int64_t> deadline =
+      time_.FirstRunDeadline(*scheduler, now_ns, caller);
+  if (!deadline.ok()) return deadline.status();
+  return NewPeriodic(f, std::move(scheduler), *deadline);
+}
+
+LoopTimer LoopEngine::NewPeriodic(CallbackRef f,
+                                  std::unique_ptr<Scheduler> scheduler,
+                                  int64_t deadline_ns) {
+  return ArmNew(new (periodic_nodes_.Allocate())
+                    PeriodicLoopNode(f.ops, std::move(scheduler)),
+                f, deadline_ns);
+}
+
+void LoopEngine::ResetDue() {
+  due_.clear();
+  due_next_ = 0;
+  // A burst's worth of room goes back.
+  if (due_.capacity() > kKeepDue) std::vector<CoreNode*>().swap(due_);
+}
+
+void LoopEngine::Destroy(LoopNode* node) {
+  // The callable's destructor may call into the wheel (and so may free
+  // other nodes), but not this node: no one refers to it any more.
+  if (node->ops != nullptr && node->ops->destroy != nullptr) {
+    node->ops->destroy(node->callable());
+  }
+  switch (node->kind) {
+    case LoopNode::Kind::kBare:
+      node->~LoopNode();
+      bare_nodes_.Free(node);
+      break;
+    case LoopNode::Kind::kSmall:
+      node->~LoopNode();
+      small_nodes_.Free(node);
+      break;
+    case LoopNode::Kind::kWide:
+      node->~LoopNode();
+      wide_nodes_.Free(node);
+      break;
+    case LoopNode::Kind::kPeriodic:
+      static_cast<PeriodicLoopNode*>(node)->~PeriodicLoopNode();
+      periodic_nodes_.Free(node);
+      break;
+  }
+  UnrefEngine();
+}
+
+std::optional<absl::Duration> LoopEngine::TimeUntilNext() {
+  for (; due_next_ < due_.size(); ++due_next_) {
+    if (due_[due_next_] != nullptr) return absl::ZeroDuration();
+  }
+  const std::optional<int64_t> release = core_.NextRelease();
+  if (!release.has_value()) return std::nullopt;
+  const int64_t release_ns = *release > kMaxTick / time_.tick_ns()
+                                 ? kMaxTick
+                                 : *release * time_.tick_ns();
+  return absl::Nanoseconds(std::max<int64_t>(0, release_ns - time_.NowNs()));
+}
+
+int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
+  if (closed_) return 0;
+  int64_t now_ns = time_.NowNs();
+  if (now.has_value()) {
+    // A time the loop read itself; never past the clock's reading, since
+    // a deadline is only due once the clock reached it.
+    now_ns = std::min(now_ns, absl::ToInt64Nanoseconds(*now - time_.origin()));
+  }
+  core_.Advance(now_ns > 0 ? by_tick_.Floor(now_ns) : 0, &due_,
+                WheelCore::Cascades::kSpread);
+  // A callback may destroy the LoopWheel, or throw.
+  struct Hold {
+    explicit Hold(LoopEngine* engine) : engine(engine) { engine->RefEngine(); }
+    ~Hold() { engine->UnrefEngine(); }
+    LoopEngine* const engine;
+  } hold(this);
+  int64_t ran = 0;
+  // By index: a callback may append to `due_`, or run RunDue itself.
+  while (!closed_ && due_next_ < due_.size()) {
+    // Due timers lie far apart in memory: fetch some ahead while this runs.
+    if (due_next_ + kRunAhead < due_.size() &&
+        due_[due_next_ + kRunAhead] != nullptr) {
+      __builtin_prefetch(due_[due_next_ + kRunAhead], 1);
+    }
+    CoreNode* const core_node = due_[due_next_++];
+    if (core_node == nullptr) continue;  // stopped while due
+    auto* node = static_cast<LoopNode*>(core_node);
+    node->in_due = false;
+    ++ran;
+    Run(node);
+  }
+  if (due_next_ == due_.size()) ResetDue();
+  // The due callbacks ran on time; now a share of the cascades pending.
+  if (!closed_) core_.CascadeSome();
+  return ran;
+}
+
+void LoopEngine::Run(LoopNode* node) {
+  const bool periodic = node->kind == LoopNode::Kind::kPeriodic;
+  node->state =
+      periodic ? LoopNode::State::kRunningArmed : LoopNode::State::kRunning;
+  if (!periodic) --pending_;
+  const int64_t run_deadline_ns = node->deadline_ns();
+  try {
+    node->ops->run(node->callable());
+  } catch (...) {
+    // The exception reaches the caller of RunDue; the timer is finished
+    // first, and the other due timers run in the next RunDue.
+    AfterRun(node, run_deadline_ns);
+    throw;
+  }
+  AfterRun(node, run_deadline_ns);
+}
+
+void LoopEngine::AfterRun(LoopNode* node, int64_t run_deadline_ns) {
+  using State = LoopNode::State;
+  if (node->state == State::kCancelled) return;  // closed during the run
+  if (closed_) {
+    node->state = State::kCancelled;
+    Unref(node);  // the wheel's
+    return;
+  }
+  if (node->state == State::kRunningArmed) {
+    if (node->has_rearm) {
+      Arm(node, node->deadline_ns());
+      return;
+    }
+    // A periodic timer not stopped during its run: its scheduler says when
+    // it runs next.
+    const int64_t now_ns = time_.NowNs();
+    std::optional<absl::Duration> delay;
+    try {
+      delay = static_cast<PeriodicLoopNode*>(node)->scheduler->NextDelay(
+          {time_.ToClock(run_deadline_ns), time_.ToClock(now_ns)});
+    } catch (...) {
+      node->state = State::kDone;
+      --pending_;
+      Unref(node);
+      throw;
+    }
+    const std::optional<int64_t> next =
+        delay.has_value() ? time_.NextRunAfter(now_ns, *delay) : std::nullopt;
+    if (next.has_value()) {
+      Arm(node, *next);
+      return;
+    }
+    --pending_;  // the schedule ended
+  }
+  node->state = State::kDone;
+  Unref(node);  // the wheel's
+}
+
+bool LoopEngine::Reset(LoopNode* node, absl::Duration d) {
+  using State = LoopNode::State;
+  if (closed_ || node->state == State::kCancelled) return false;
+  if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
+    return Stop(node);
+  }
+  absl::StatusOr<int64_t> deadline =
+      time_.DeadlineAfter(time_.NowNs(), d, "Reset");
+  if (!deadline.ok()) return Stop(node);
+  switch (node->state) {
+    case State::kPending:
+      Unlink(node);
+      Arm(node, *deadline);
+      return true;
+    case State::kRunningArmed:
+      node->has_rearm = true;
+      node->set_expiration(*deadline);  // the re-arm's deadline
+      return true;
+    case State::kRunning:
+      // Re-armed when the callback returns, so runs never overlap.
+      node->state = State::kRunningArmed;
+      node->has_rearm = true;
+      node->set_expiration(*deadline);  // the re-arm's deadline
+      ++pending_;
+      return false;
+    default:  // kDone, kStopped: armed anew, held by the wheel again
+      ++pending_;
+      Ref(node);
+      Arm(node, *deadline);
+      return false;
+  }
+}
+
+std::optional<absl::Duration> LoopEngine::Deadline(const LoopNode* node) const {
+  if (!node->pending()) return std::nullopt;
+  return time_.ToClock(node->deadline_ns());
+}
+
+}  // namespace timingwheel::internal

@@ -1,0 +1,260 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// loop_engine.h: the machine behind a LoopWheel (a face: the event-loop
+// wheel). It drives the single-owner core (lib/core/wheel_core.h) from the
+// caller's thread: the caller is the core's owner, so nothing here is
+// atomic or locked, and the core's Advance runs inside RunDue. RunDue runs
+// the due callbacks first, then a share of the cascades the core spreads
+// over the ticks before they are needed (WheelCore::CascadeSome), so a
+// bucket of 400,000 timers cascading delays no callback.
+//
+// A timer is a LoopNode (loop_node.h): the core's links and expiration tick
+// (CoreNode), the deadline, a state and the callable inline; a periodic
+// timer's node also holds its scheduler. Where a pending node is: linked in the
+// core (not due yet), or in `due_`, the list of due timers RunDue works through
+// (Advance appends to it; so do arms made due by a callback, which therefore
+// run in the same RunDue, after it, never recursively).
+//
+//   state           what it means                       pending (API)
+//   kPending        in the core or in `due_`            yes
+//   kRunning        its callback runs, no re-arm        no
+//   kRunningArmed   its callback runs, re-armed after   yes
+//                   (periodic, or Reset during the run)
+//   kDone, kStopped ran, or stopped; Reset arms again   no
+//   kCancelled      the wheel is gone                   no
+//
+// Lifetime: a node is counted (`refs`): one per LoopTimer handle, one while
+// the wheel holds it (pending or running); the last release destroys it and
+// gives its memory back to the engine's pools (loop_node.h). The
+// engine is counted too: one for the LoopWheel, one per live node and one
+// for a RunDue in progress, so a callback may destroy the LoopWheel (Close
+// cancels every pending timer; RunDue returns after that callback) and a
+// handle may outlive the wheel.
+//
+// The hot path (AfterFunc or At, then Stop, from one loop turn) divides by
+// no instruction (deadlines become ticks through a precomputed reciprocal,
+// core/divider.h), calls nothing virtual and allocates nothing but a block
+// from a free list.
+//
+// Thread-safety: thread-compatible: one thread, the loop's, for everything
+// (CheckThread verifies it in debug builds).
+
+#ifndef TIMINGWHEEL_LIB_FACES_LOOP_ENGINE_H_
+#define TIMINGWHEEL_LIB_FACES_LOOP_ENGINE_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <new>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "base/time_base.h"
+#include "core/bucket.h"
+#include "core/divider.h"
+#include "core/wheel_core.h"
+#include "faces/loop_node.h"
+#include "timingwheel/loop_wheel.h"
+#include "timingwheel/scheduler.h"
+
+namespace timingwheel::internal {
+
+class LoopEngine {
+ public:
+  static absl::StatusOr<LoopEngine*> Create(LoopOptions options);
+  LoopEngine(const LoopEngine&) = delete;
+  LoopEngine& operator=(const LoopEngine&) = delete;
+
+  // The LoopWheel goes: cancels every pending timer, then lets go.
+  void CloseAndRelease();
+
+  // A new timer running `f` after `d` (due now for d <= 0), at the
+  // steady_clock time `steady_ns`, at the clock time `when`, or when
+  // `scheduler` says; `caller` names the member in errors.
+  absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d, CallbackRef f,
+                                          const char* caller);
+  // Inline, with the arm it makes: a loop's At with its cached time is its
+  // hot path.
+  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns, CallbackRef f) {
+    int64_t deadline_ns;
+    if (!time_.steady() || !MayAdd(f) ||
+        !SteadyDeadline(steady_ns, &deadline_ns)) {
+      return RefuseSteady(steady_ns, f);
+    }
+    return NewOneShot(f, deadline_ns);
+  }
+  absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when, CallbackRef f,
+                                       const char* caller);
+  absl::StatusOr<LoopTimer> SchedulePeriodic(
+      std::unique_ptr<Scheduler> scheduler, CallbackRef f, const char* caller);
+
+  std::optional<absl::Duration> TimeUntilNext();
+  int64_t RunDue(std::optional<absl::Duration> now);
+  int64_t Pending() const { return pending_; }
+  bool steady() const { return time_.steady(); }
+
+  // The operations of a LoopTimer on `node`, one of this engine's.
+  bool Stop(LoopNode* node) {
+    using State = LoopNode::State;
+    if (closed_) return false;  // every pending timer was cancelled
+    switch (node->state) {
+      case State::kPending:
+        Unlink(node);
+        node->state = State::kStopped;
+        --pending_;
+        Unref(node);  // the wheel's; the caller's handle keeps the node
+        return true;
+      case State::kRunningArmed:
+        node->state = State::kRunning;
+        node->has_rearm = false;
+        --pending_;
+        return true;
+      default:
+        return false;
+    }
+  }
+  bool Reset(LoopNode* node, absl::Duration d);
+  std::optional<absl::Duration> Deadline(const LoopNode* node) const;
+  absl::Duration Now() const { return time_.clock().Now(); }
+
+  // Node references, for the handles.
+  static void Ref(LoopNode* node) { ++node->refs; }
+  void Unref(LoopNode* node) {
+    if (--node->refs == 0) Destroy(node);
+  }
+
+  // In a debug build, aborts with a message unless the calling thread is
+  // the wheel's (the first to call a member); `what` names the member.
+  void CheckThread(const char* what) {
+#ifndef NDEBUG
+    CheckThreadSlow(what);
+#else
+    (void)what;
+#endif
+  }
+
+ private:
+  explicit LoopEngine(LoopOptions options);
+  ~LoopEngine() = default;
+
+  void RefEngine() { ++refs_; }
+  void UnrefEngine() {
+    if (--refs_ == 0) delete this;
+  }
+  void CheckThreadSlow(const char* what);
+
+  // Whether a new timer running `f` may be added; if not, RefuseNew says
+  // why.
+  bool MayAdd(CallbackRef f) const {
+    return f.ops != nullptr && !closed_ &&
+           (max_pending_ == 0 || pending_ < max_pending_);
+  }
+  absl::Status RefuseNew(CallbackRef f, const char* caller) const;
+  // The deadline of a timer at the steady_clock time `steady_ns`, in
+  // `*deadline_ns`; false when it is past the supported range.
+  bool SteadyDeadline(int64_t steady_ns, int64_t* deadline_ns) const {
+    if (__builtin_sub_overflow(steady_ns, origin_ns_, deadline_ns)) {
+      // Far in the past: due at once. (Far in the future: out of range.)
+      *deadline_ns = steady_ns < 0 ? std::numeric_limits<int64_t>::min()
+                                   : std::numeric_limits<int64_t>::max();
+    }
+    return *deadline_ns <= max_deadline_ns_;
+  }
+  // Why ScheduleSteady refused a timer at `steady_ns` running `f`.
+  absl::Status RefuseSteady(int64_t steady_ns, CallbackRef f) const;
+  // A new one-shot node running `f`, armed at `deadline_ns`, with a
+  // reference for the handle.
+  LoopTimer NewOneShot(CallbackRef f, int64_t deadline_ns) {
+    LoopNode* node;
+    if (f.ops->stateless) {
+      node =
+          new (bare_nodes_.Allocate()) LoopNode(LoopNode::Kind::kBare, f.ops);
+    } else if (f.ops->size <= LoopNode::kSmallCallable) {
+      node =
+          new (small_nodes_.Allocate()) LoopNode(LoopNode::Kind::kSmall, f.ops);
+    } else {
+      node =
+          new (wide_nodes_.Allocate()) LoopNode(LoopNode::Kind::kWide, f.ops);
+    }
+    return ArmNew(node, f, deadline_ns);
+  }
+  // A new periodic node, likewise.
+  LoopTimer NewPeriodic(CallbackRef f, std::unique_ptr<Scheduler> scheduler,
+                        int64_t deadline_ns);
+  // Moves `f` into the new `node` and arms it, with a reference for the
+  // handle.
+  LoopTimer ArmNew(LoopNode* node, CallbackRef f, int64_t deadline_ns) {
+    // A stateless callable is not kept (trivially destructible: the
+    // caller's object goes as it is).
+    if (node->kind != LoopNode::Kind::kBare) {
+      f.ops->move_to(f.callable, node->callable());
+    }
+    RefEngine();     // the node's
+    node->refs = 2;  // the handle's and the wheel's
+    ++pending_;
+    Arm(node, deadline_ns);
+    return LoopTimer(this, node);
+  }
+  // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
+  void Arm(LoopNode* node, int64_t deadline_ns) {
+    node->set_expiration(deadline_ns);  // the deadline, linked or due
+    node->state = LoopNode::State::kPending;
+    node->has_rearm = false;
+    if (core_.Add(node, deadline_ns)) return;
+    node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
+    node->next = static_cast<uint32_t>(due_.size());
+    due_.push_back(node);
+  }
+  // Empties `due_` (each timer in it ran, was stopped or is taken) and
+  // gives back its room beyond a burst's worth.
+  void ResetDue();
+  // Takes a kPending node out of the core or `due_`.
+  void Unlink(LoopNode* node) {
+    if (node->in_due) {
+      due_[node->due_index()] = nullptr;  // RunDue skips it
+      node->in_due = false;
+    } else {
+      core_.Remove(node);
+    }
+  }
+  // One run, and what follows it (done, re-arm, the schedule's next run).
+  void Run(LoopNode* node);
+  void AfterRun(LoopNode* node, int64_t run_deadline_ns);
+  // The last reference went: destroys the callable and frees the node.
+  void Destroy(LoopNode* node);
+
+  TimeBase time_;
+  // time_.origin() in ns: for SteadyClock(), steady_clock's reading at the
+  // origin, in ns since its epoch.
+  const int64_t origin_ns_;
+  const Divider by_tick_;          // divides by time_.tick_ns()
+  const int64_t max_deadline_ns_;  // the last whole tick below 2^63 ns
+  const int64_t max_pending_;
+  // The nodes' memory: neighbours in a bucket were mostly made one after
+  // another, so a flush walks memory that is mostly contiguous. Each keeps
+  // LoopOptions::spare_timers free blocks and gives back the rest.
+  LoopNodePool bare_nodes_;
+  LoopNodePool small_nodes_;
+  LoopNodePool wide_nodes_;
+  LoopNodePool periodic_nodes_;
+  WheelCore core_;
+  // The due timers, in order: RunDue runs [due_next_, end) (a null was
+  // stopped), Advance and Arm append (each node's `index` its position).
+  std::vector<CoreNode*> due_;
+  size_t due_next_ = 0;
+  int64_t pending_ = 0;
+  int64_t refs_ = 1;  // the LoopWheel's
+  bool closed_ = false;
+#ifndef NDEBUG
+  std::thread::id owner_;
+#endif
+};
+
+}  // namespace timingwheel::internal
+
+#endif  // TIMINGWHEEL_LIB_FACES_LOOP_ENGINE_H_

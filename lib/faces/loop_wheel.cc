@@ -1,0 +1,172 @@
+// Copyright 2026 The timingwheel Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// loop_wheel.cc: the facade of the event-loop wheel. LoopWheel and LoopTimer
+// are thin handles onto internal::LoopEngine and internal::LoopNode
+// (loop_engine.h, loop_node.h); each call first checks, in a debug build,
+// that it comes from the loop's thread. The templated members in
+// loop_wheel.h make the callable ready for a node (internal::LoopCallable)
+// and come here with it.
+
+#include "timingwheel/loop_wheel.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "base/scheduler_internal.h"
+#include "faces/loop_engine.h"
+
+namespace timingwheel {
+
+LoopTimer::LoopTimer(const LoopTimer& other)
+    : engine_(other.engine_), node_(other.node_) {
+  if (node_ == nullptr) return;
+  engine_->CheckThread("LoopTimer's copy");
+  internal::LoopEngine::Ref(node_);
+}
+
+LoopTimer& LoopTimer::operator=(const LoopTimer& other) {
+  if (this == &other) return *this;
+  if (other.node_ != nullptr) {
+    other.engine_->CheckThread("LoopTimer's copy");
+    internal::LoopEngine::Ref(other.node_);
+  }
+  if (node_ != nullptr) engine_->Unref(node_);
+  engine_ = other.engine_;
+  node_ = other.node_;
+  return *this;
+}
+
+LoopTimer& LoopTimer::operator=(LoopTimer&& other) noexcept {
+  if (this != &other) {
+    if (node_ != nullptr) engine_->Unref(node_);
+    engine_ = std::exchange(other.engine_, nullptr);
+    node_ = std::exchange(other.node_, nullptr);
+  }
+  return *this;
+}
+
+void LoopTimer::Release() {
+  engine_->CheckThread("~LoopTimer");
+  engine_->Unref(node_);
+}
+
+bool LoopTimer::Stop() {
+  if (node_ == nullptr) return false;
+  engine_->CheckThread("LoopTimer::Stop");
+  return engine_->Stop(node_);
+}
+
+bool LoopTimer::Reset(absl::Duration d) {
+  if (node_ == nullptr) return false;
+  engine_->CheckThread("LoopTimer::Reset");
+  return engine_->Reset(node_, d);
+}
+
+bool LoopTimer::Pending() const {
+  if (node_ == nullptr) return false;
+  engine_->CheckThread("LoopTimer::Pending");
+  return node_->pending();
+}
+
+std::optional<absl::Duration> LoopTimer::Deadline() const {
+  if (node_ == nullptr) return std::nullopt;
+  engine_->CheckThread("LoopTimer::Deadline");
+  return engine_->Deadline(node_);
+}
+
+std::optional<absl::Duration> LoopTimer::TimeLeft() const {
+  const std::optional<absl::Duration> deadline = Deadline();
+  if (!deadline.has_value()) return std::nullopt;
+  return std::max(absl::ZeroDuration(), *deadline - engine_->Now());
+}
+
+absl::StatusOr<std::unique_ptr<LoopWheel>> LoopWheel::Create(
+    LoopOptions options) {
+  absl::StatusOr<internal::LoopEngine*> engine =
+      internal::LoopEngine::Create(std::move(options));
+  if (!engine.ok()) return engine.status();
+  return std::unique_ptr<LoopWheel>(new LoopWheel(*engine));
+}
+
+LoopWheel::~LoopWheel() {
+  engine_->CheckThread("~LoopWheel");
+  engine_->CloseAndRelease();
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::ScheduleAfter(absl::Duration d,
+                                                   internal::CallbackRef f) {
+  engine_->CheckThread("LoopWheel::AfterFunc");
+  return engine_->ScheduleAfter(d, f, "AfterFunc");
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::ScheduleSteady(int64_t steady_ns,
+                                                    internal::CallbackRef f) {
+  engine_->CheckThread("LoopWheel::At");
+  return engine_->ScheduleSteady(steady_ns, f);
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::ScheduleAt(absl::Duration when,
+                                                internal::CallbackRef f) {
+  engine_->CheckThread("LoopWheel::AtClockTime");
+  return engine_->ScheduleAt(when, f, "AtClockTime");
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::AfterFunc(absl::Duration d,
+                                               absl::AnyInvocable<void()> f) {
+  return AfterFunc<absl::AnyInvocable<void()>>(d, std::move(f));
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::At(
+    std::chrono::steady_clock::time_point when, absl::AnyInvocable<void()> f) {
+  return At<absl::AnyInvocable<void()>>(when, std::move(f));
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::AtClockTime(absl::Duration when,
+                                                 absl::AnyInvocable<void()> f) {
+  return AtClockTime<absl::AnyInvocable<void()>>(when, std::move(f));
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::Every(absl::Duration period,
+                                           absl::AnyInvocable<void()> f) {
+  engine_->CheckThread("LoopWheel::Every");
+  absl::StatusOr<std::unique_ptr<Scheduler>> rate =
+      internal::NewFixedRate(period, "Every");
+  if (!rate.ok()) return rate.status();
+  internal::LoopCallable<absl::AnyInvocable<void()>> callable(std::in_place,
+                                                              std::move(f));
+  return engine_->SchedulePeriodic(*std::move(rate), callable.Ref(), "Every");
+}
+
+absl::StatusOr<LoopTimer> LoopWheel::ScheduleFunc(
+    absl::StatusOr<std::unique_ptr<Scheduler>> scheduler,
+    absl::AnyInvocable<void()> f) {
+  engine_->CheckThread("LoopWheel::ScheduleFunc");
+  if (!scheduler.ok()) return scheduler.status();
+  internal::LoopCallable<absl::AnyInvocable<void()>> callable(std::in_place,
+                                                              std::move(f));
+  return engine_->SchedulePeriodic(*std::move(scheduler), callable.Ref(),
+                                   "ScheduleFunc");
+}
+
+std::optional<absl::Duration> LoopWheel::TimeUntilNext() {
+  engine_->CheckThread("LoopWheel::TimeUntilNext");
+  return engine_->TimeUntilNext();
+}
+
+int64_t LoopWheel::RunDue() {
+  engine_->CheckThread("LoopWheel::RunDue");
+  return engine_->RunDue(std::nullopt);
+}
+
+int64_t LoopWheel::RunDueAt(absl::Duration now) {
+  engine_->CheckThread("LoopWheel::RunDueAt");
+  return engine_->RunDue(now);
+}
+
+int64_t LoopWheel::Pending() const {
+  engine_->CheckThread("LoopWheel::Pending");
+  return engine_->Pending();
+}
+
+}  // namespace timingwheel
