@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <iterator>
 #include <new>
@@ -158,7 +159,16 @@ class GiveBackThread {
         queue_.pop_front();
       }
       // The pool's next step after the other pools' (no lock held here).
-      if (Registry::Get().GiveBackStep(serial)) Queue(serial);
+      const auto start = std::chrono::steady_clock::now();
+      if (!Registry::Get().GiveBackStep(serial)) continue;
+      // Rest as long as the step took: a step holds the pool's depot lock
+      // for most of it (sorting costs a cache miss a node), and back to back
+      // steps would keep the lock from a wheel's workers, whose frees take
+      // it once a magazine, for milliseconds (each woken waiter finds it
+      // taken again). So the lock is free at least half the time, and the
+      // thread takes at most half a core.
+      std::this_thread::sleep_for(std::chrono::steady_clock::now() - start);
+      Queue(serial);
     }
   }
 

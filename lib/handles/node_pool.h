@@ -73,7 +73,12 @@
 //   * kGiveBackThread (a TimingWheel's pool): the process's give-back
 //     thread, `tw-giveback`, started the first time a pool needs it, which
 //     takes the pools with leftover work in turn, one step each, through the
-//     registry (so that a pool destroyed meanwhile is never touched);
+//     registry (so that a pool destroyed meanwhile is never touched), and
+//     rests after each step as long as the step took. A step holds the
+//     depot lock for most of it (a sort costs a cache miss a node); back to
+//     back, steps kept the lock from the workers freeing nodes for
+//     milliseconds while a million timers fired (each woken waiter found it
+//     taken again), and the timers due then ran late;
 //   * kOwnerCalls: the owner's calls of Tidy(), one step each, for a pool
 //     whose owner has no thread to spare. No wheel uses it today (a
 //     LoopWheel has a pool of its own, lib/faces/loop_node.h); node_pool_test
