@@ -521,6 +521,89 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // ---------------------------------------------------------------------------
+// Bursts: more timers due at once than the workers' queue holds (64Ki tasks,
+// lib/threads/advancer.h): the advancer hands them over as the workers take
+// them.
+
+constexpr int kBurst = 200'000;
+// The most tasks the advancer queues for the workers, and the slice it may
+// add on top before it looks at the queue again.
+constexpr int64_t kMaxQueued = 65'536 + 1'024;
+
+// A burst runs every timer once, never early, and the queue stays bounded.
+TEST_F(TimingWheelTest,
+       ABurstBeyondTheQueueRunsEveryTimerOnceFromABoundedQueue) {
+  Options options = DefaultOptions();
+  options.workers = 1;
+  Start(std::move(options));
+  std::vector<std::atomic<int>> runs(kBurst);
+  std::atomic<int> early{0};
+  const absl::Duration due = clock_->Now() + kTick;
+  for (int i = 0; i < kBurst; ++i) {
+    ASSERT_TRUE(wheel_
+                    ->AfterFunc(kTick,
+                                [&, i] {
+                                  if (clock_->Now() < due) ++early;
+                                  runs[i].fetch_add(1);
+                                })
+                    .ok());
+  }
+  clock_->Advance(kTick);
+  int64_t deepest = 0;
+  while (wheel_->Pending() > 0 || wheel_->GetStats().worker_queue_depth > 0) {
+    deepest = std::max(deepest, wheel_->GetStats().worker_queue_depth);
+  }
+  WaitIdle();
+  EXPECT_LE(deepest, kMaxQueued);
+  EXPECT_EQ(early.load(), 0);
+  for (int i = 0; i < kBurst; ++i) ASSERT_EQ(runs[i].load(), 1) << i;
+}
+
+// A callback's CancelAll during a burst waits for the advancer's round,
+// which must not wait for the very worker that runs the callback.
+TEST_F(TimingWheelTest, ACancelAllFromACallbackDuringABurstReturns) {
+  Options options = DefaultOptions();
+  options.workers = 1;
+  Start(std::move(options));
+  std::atomic<int64_t> ran{0};
+  std::atomic<int64_t> cancelled{-1};
+  ASSERT_TRUE(
+      wheel_->AfterFunc(kTick, [&] { cancelled = wheel_->CancelAll(); }).ok());
+  for (int i = 0; i < kBurst; ++i) {
+    ASSERT_TRUE(wheel_->AfterFunc(kTick, [&] { ++ran; }).ok());
+  }
+  clock_->Advance(kTick);
+  WaitIdle();
+  ASSERT_GE(cancelled.load(), 0);
+  EXPECT_EQ(ran.load() + cancelled.load(), kBurst);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+// Shutdown while the advancer waits for the workers: it returns, and each
+// timer either ran or was cancelled by it.
+TEST_F(TimingWheelTest, AShutdownDuringABurstCountsWhatDidNotRun) {
+  Options options = DefaultOptions();
+  options.workers = 1;
+  Start(std::move(options));
+  std::atomic<int64_t> ran{0};
+  for (int i = 0; i < kBurst; ++i) {
+    ASSERT_TRUE(wheel_
+                    ->AfterFunc(kTick,
+                                [&] {
+                                  ++ran;
+                                  absl::SleepFor(absl::Microseconds(1));
+                                })
+                    .ok());
+  }
+  clock_->Advance(kTick);
+  ASSERT_TRUE(Eventually(
+      [&] { return wheel_->GetStats().worker_queue_depth > 60'000; }));
+  const int64_t cancelled = wheel_->Shutdown();
+  EXPECT_GT(cancelled, 0);
+  EXPECT_EQ(ran.load() + cancelled, kBurst);
+}
+
+// ---------------------------------------------------------------------------
 // Structure
 
 TEST_F(TimingWheelTest, ThreadsAreNamedPollerAdvancerAndWorkers) {

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "threads/task_queue.h"
 #include "threads/thread_starter.h"
 
 namespace timingwheel::internal {
@@ -22,6 +23,12 @@ namespace {
 // of the clock and two hand-offs to the runner: the workers start on a
 // burst before all of it is moved.
 constexpr int64_t kSlice = 1024;
+// The most tasks the workers' queue holds before the advancer waits for
+// them to start some (the queue's kept size: no chunk is allocated beyond
+// it), and how long it sleeps between two looks at the queue.
+constexpr int64_t kMaxQueued =
+    static_cast<int64_t>(TaskQueue::kChunkTasks * TaskQueue::kKeptChunks);
+constexpr absl::Duration kDrainWait = absl::Microseconds(50);
 // How far ahead ApplyInbox fetches the nodes of the submissions.
 constexpr size_t kPrefetch = 8;
 // While submissions keep coming, the advancer looks at the inbox at least
@@ -184,7 +191,22 @@ bool Advancer::AdvanceAll() {
     AfterRound();
     if (stopping_.load(std::memory_order_acquire)) return true;
     worked = true;
+    WaitForWorkers();
+    if (stopping_.load(std::memory_order_acquire)) return true;
   }
+}
+
+void Advancer::WaitForWorkers() {
+  if (!runner_->OwnWorkers()) return;  // the executor's queue is its own
+  while (runner_->QueueDepth() > kMaxQueued &&
+         !stopping_.load(std::memory_order_acquire) && !RequestWaits()) {
+    absl::SleepFor(kDrainWait);
+  }
+}
+
+bool Advancer::RequestWaits() {
+  MutexLock lock(&request_mu_);
+  return !requests_.empty();
 }
 
 int64_t Advancer::WakeTick() {

@@ -41,6 +41,19 @@
 // SteadyClock() (a ManualClock) is read at each call anyway: the advancer
 // never polls then.
 //
+// Bursts: when more timers come due at once than the workers start, the
+// advancer hands them over as the workers take them. Between two slices of
+// a flush it sleeps (kDrainWait at a time) while the workers' queue holds
+// more than kMaxQueued tasks not started (64Ki, the queue's kept size). The
+// timers not handed over yet stay linked in the core, where Stop, CancelAll
+// and Shutdown find them as before, and are never early for the wait (it
+// only delays them, as the queue would). A burst of 10M due at once then
+// takes 1.5 MiB of queue instead of 240 MB, and the advancer no longer
+// spends its time faulting in queue pages while the workers wait for the
+// CPU it takes (BM_Burst). The hand-offs to an executor are not held back,
+// and the wait ends while a request waits (a CancelAll, made perhaps by the
+// very callback the workers run) or once Stop begins.
+//
 // Nobody else touches the core while the advancer runs: callers hand their
 // arms and stops to it (so no level lock, no node lock on this path), and
 // the two operations that must see every linked timer run on the advancer's
@@ -201,6 +214,13 @@ class Advancer {
   // Moves the core to the clock in slices, queueing the due timers; returns
   // whether any were due or moved.
   bool AdvanceAll();
+  // Between two slices: while the workers' queue holds more than kMaxQueued
+  // tasks not started, waits for them to start some (not for an executor,
+  // whose queue is its own). Not while a request waits for the round's end
+  // (a CancelAll, maybe made by the callback that the workers run), nor
+  // once Stop began.
+  void WaitForWorkers() ABSL_LOCKS_EXCLUDED(request_mu_);
+  bool RequestWaits() ABSL_LOCKS_EXCLUDED(request_mu_);
   // Takes the inbox and applies each submission; returns how many.
   size_t ApplyInbox();
   // Records the hand-off wait of each arm among `taken`, taken just before

@@ -119,6 +119,8 @@ class Runner {
   void WaitNoneRunning() { pool_->WaitNoneRunning(); }
   int64_t Outstanding() const { return pool_->Outstanding(); }
   int64_t QueueDepth() const { return pool_->QueueDepth(); }
+  // Whether the due timers go to the pool's own workers (not an executor).
+  bool OwnWorkers() const { return pool_->started() > 0; }
   // The lateness (start - deadline) of every callback started so far into
   // `all`, and of those started since WindowedHistogram::RecentStart(now_ns)
   // into `recent`.
