@@ -560,6 +560,40 @@ TEST(WheelCoreTest, TimersOfAFlushInProgressCanBeRemovedAndTaken) {
   EXPECT_EQ(core.NextRelease(), std::nullopt);
 }
 
+// A flush's slice leaves the strands' new first nodes without their tags
+// (NodeList::PopFrontUntagged); the slice's end writes them, so that a
+// Remove between two slices unlinks a first node, a middle one and a last
+// one of their strands correctly.
+TEST(WheelCoreTest, RemovingTheNextTimersOfASlicedFlushLeavesTheRestIntact) {
+  WheelCore core(4);
+  std::vector<TestTimer*> timers;
+  for (int i = 0; i < 64; ++i) {  // four to each of the 16 strands
+    timers.push_back(&NewTimer());
+    timers.back()->id = i;
+    ASSERT_TRUE(core.Add(timers.back(), 9));
+  }
+  std::vector<CoreNode*> due;
+  ASSERT_FALSE(core.AdvanceSome(7, &due, 20));  // 0..19 moved to level 0
+  ASSERT_TRUE(due.empty());
+  const std::vector<int> removed = {20, 21, 25, 35, 36, 50, 63};
+  for (int id : removed) core.Remove(timers[id]);
+  EXPECT_EQ(core.size(), 64 - static_cast<int64_t>(removed.size()));
+  EXPECT_TRUE(core.AdvanceSome(7, &due, 1000));
+  EXPECT_TRUE(due.empty());
+  EXPECT_TRUE(core.AdvanceSome(9, &due, 1000));
+  std::vector<int> ran = Drain(&due);
+  std::sort(ran.begin(), ran.end());
+  std::vector<int> expected;
+  for (int i = 0; i < 64; ++i) {
+    if (std::find(removed.begin(), removed.end(), i) == removed.end()) {
+      expected.push_back(i);
+    }
+  }
+  EXPECT_EQ(ran, expected);
+  EXPECT_EQ(core.size(), 0);
+  EXPECT_EQ(core.NextRelease(), std::nullopt);
+}
+
 class WheelCoreModelTest : public testing::TestWithParam<int> {};
 
 TEST_P(WheelCoreModelTest, MatchesASortedMap) {

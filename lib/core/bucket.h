@@ -141,24 +141,20 @@ class NodeList {
   }
   // Takes out the node that has been in it longest, the strands in turn.
   // Precondition: !empty().
-  CoreNode* PopFront() {
-    int strand = pop_strand_;
-    while (heads_[strand] == 0) strand = (strand + 1) & (kStrands - 1);
-    pop_strand_ = (strand + 1) & (kStrands - 1);
-    CoreNode* const node = At(heads_[strand]);
-    const uint32_t next = node->next;
-    if (IsTag(next)) {
-      heads_[strand] = tails_[strand] = 0;
-    } else {
-      heads_[strand] = next;
-      CoreNode* const after = At(next);
-      // Its miss overlaps the next kStrands - 1 takes (see the top).
-      __builtin_prefetch(after, 1);
-      after->prev = Tag(strand);
+  CoreNode* PopFront() { return Pop</*kTag=*/true>(); }
+  // PopFront for a walk that no Erase comes into until RetagHeads (a
+  // flush's slice): the node that becomes first in its strand keeps its old
+  // prev instead of the strand's tag. So the walk writes no node ahead of
+  // the one it takes: that store would wait for the miss the prefetch has
+  // just begun, and every later store behind it (a flush of 20,000 timers
+  // took a third longer with it). Precondition: !empty().
+  CoreNode* PopFrontUntagged() { return Pop</*kTag=*/false>(); }
+  // Writes the tag of each strand into its first node, which
+  // PopFrontUntagged left without one: call it before anything may Erase.
+  void RetagHeads() {
+    for (int strand = 0; strand < kStrands; ++strand) {
+      if (heads_[strand] != 0) At(heads_[strand])->prev = Tag(strand);
     }
-    node->prev = node->next = 0;
-    if (--held_ == 0 || (IsTag(next) && AllEmpty())) Emptied();
-    return node;
   }
   // Takes out every node, in PopFront's order, and hands each to `take`
   // (the node in no list): a walk that, unlike PopFront, writes no node but
@@ -230,6 +226,27 @@ class NodeList {
   friend class WheelCoreTestPeer;
 
   static bool IsTag(uint32_t link) { return (link & kTagBit) != 0; }
+
+  template <bool kTag>
+  CoreNode* Pop() {
+    int strand = pop_strand_;
+    while (heads_[strand] == 0) strand = (strand + 1) & (kStrands - 1);
+    pop_strand_ = (strand + 1) & (kStrands - 1);
+    CoreNode* const node = At(heads_[strand]);
+    const uint32_t next = node->next;
+    if (IsTag(next)) {
+      heads_[strand] = tails_[strand] = 0;
+    } else {
+      heads_[strand] = next;
+      CoreNode* const after = At(next);
+      // Its miss overlaps the next kStrands - 1 takes (see the top).
+      __builtin_prefetch(after, 1);
+      if (kTag) after->prev = Tag(strand);
+    }
+    node->prev = node->next = 0;
+    if (--held_ == 0 || (IsTag(next) && AllEmpty())) Emptied();
+    return node;
+  }
 
   static uint32_t ListOf(uint32_t tag) {
     return (tag & ~kTagBit) >> kStrandBits;

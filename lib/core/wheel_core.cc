@@ -229,9 +229,13 @@ bool WheelCore::AdvanceSome(int64_t now_tick, std::vector<CoreNode*>* due,
       --depth_;
       continue;
     }
-    if (budget <= 0) return false;
+    if (budget <= 0) {
+      // Remove and TakeAll may come before the next call.
+      for (size_t i = 0; i < depth_; ++i) flushes_[i]->timers.RetagHeads();
+      return false;
+    }
     --budget;
-    CoreNode* const node = flush.timers.PopFront();
+    CoreNode* const node = flush.timers.PopFrontUntagged();
     // Due by a tick asked for after the flush began: out at once, not
     // after the rest of the flush.
     const int64_t tick = TickOf(node->expiration());
