@@ -146,8 +146,9 @@ class NodeList {
   // flush's slice): the node that becomes first in its strand keeps its old
   // prev instead of the strand's tag. So the walk writes no node ahead of
   // the one it takes: that store would wait for the miss the prefetch has
-  // just begun, and every later store behind it (a flush of 20,000 timers
-  // took a third longer with it). Precondition: !empty().
+  // just begun, and every later store behind it (the timers due at the
+  // start of a level-1 bucket, which wait for its flush, ran later with
+  // it: README, Performance). Precondition: !empty().
   CoreNode* PopFrontUntagged() { return Pop</*kTag=*/false>(); }
   // Writes the tag of each strand into its first node, which
   // PopFrontUntagged left without one: call it before anything may Erase.
