@@ -50,9 +50,11 @@
 // only delays them, as the queue would). A burst of 10M due at once then
 // takes 1.5 MiB of queue instead of 240 MB, and the advancer no longer
 // spends its time faulting in queue pages while the workers wait for the
-// CPU it takes (BM_Burst). The hand-offs to an executor are not held back,
-// and the wait ends while a request waits (a CancelAll, made perhaps by the
-// very callback the workers run) or once Stop begins.
+// CPU it takes (BM_Burst). Arms that the advancer takes from the lanes
+// already due go to the workers at once, as before (a burst that callers
+// make, rather than the clock). The hand-offs to an executor are not held
+// back, and the wait ends while a request waits (a CancelAll, made perhaps
+// by the very callback the workers run) or once Stop begins.
 //
 // Nobody else touches the core while the advancer runs: callers hand their
 // arms and stops to it (so no level lock, no node lock on this path), and
