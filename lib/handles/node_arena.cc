@@ -26,8 +26,7 @@ NodeArena::NodeArena() {
     void* reserved = mmap(nullptr, bytes, PROT_NONE,
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (reserved == MAP_FAILED) continue;
-    base_ = static_cast<char*>(reserved);
-    NodeLink::base_ = base_;
+    NodeLink::base_ = static_cast<char*>(reserved);
     reserved_ = bytes;
     break;
   }
@@ -41,7 +40,8 @@ void* NodeArena::Map(size_t bytes, size_t align) {
   {
     MutexLock lock(&mu_);
     for (auto it = free_.begin(); it != free_.end(); ++it) {
-      const uintptr_t start = reinterpret_cast<uintptr_t>(base_ + it->first);
+      const uintptr_t start =
+          reinterpret_cast<uintptr_t>(NodeLink::base_ + it->first);
       const uintptr_t aligned = (start + align - 1) & ~(uintptr_t{align} - 1);
       const size_t skip = aligned - start;
       if (skip + bytes > it->second) continue;
@@ -50,7 +50,7 @@ void* NodeArena::Map(size_t bytes, size_t align) {
       free_.erase(it);
       if (skip > 0) free_.emplace(offset - skip, skip);
       if (after > 0) free_.emplace(offset + bytes, after);
-      begin = base_ + offset;
+      begin = NodeLink::base_ + offset;
       break;
     }
   }
@@ -73,7 +73,8 @@ void NodeArena::Unmap(void* begin, size_t bytes) {
     // and the range stays writable until it is mapped again.
     madvise(begin, bytes, MADV_DONTNEED);
   }
-  size_t offset = static_cast<size_t>(static_cast<char*>(begin) - base_);
+  size_t offset =
+      static_cast<size_t>(static_cast<char*>(begin) - NodeLink::base_);
   MutexLock lock(&mu_);
   auto next = free_.lower_bound(offset);
   if (next != free_.begin()) {

@@ -79,12 +79,11 @@ class NodeArena {
   static void BeforeFork();
   static void AfterFork();
 
-  // Set once, by the constructor, before any range is handed out (and
-  // copied to NodeLink's).
-  char* base_ = nullptr;
+  // The range's base is NodeLink's, set once by the constructor, before any
+  // range is handed out.
   size_t reserved_ = 0;
   Mutex mu_{LockRank::kNodeArena};
-  // Free ranges: offset from base_ -> bytes.
+  // Free ranges: offset from the base -> bytes.
   std::map<size_t, size_t> free_ ABSL_GUARDED_BY(mu_);
 };
 
