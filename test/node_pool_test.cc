@@ -26,6 +26,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <set>
@@ -48,7 +49,8 @@ constexpr int kMagazine = NodePool::kMagazine;
 constexpr int64_t kKeepAll = kMaxSpareTimers;
 constexpr NodePool::Tail kOwner = NodePool::Tail::kOwnerCalls;
 // Blocks of kSize in a slab, and the memory of `n` carved blocks.
-constexpr int64_t kSlabBlocks = NodePool::kSlabBytes / kSize;
+const size_t kSlabBytes = NodePool::SlabBytesFor(kSize);
+const int64_t kSlabBlocks = static_cast<int64_t>(kSlabBytes / kSize);
 constexpr size_t kPage = 4096;
 size_t BytesOf(int64_t n) { return (n * kSize + kPage - 1) / kPage * kPage; }
 
@@ -123,6 +125,33 @@ TEST(NodePoolTest, SlabsAreCarvedAMagazineAtATime) {
   EXPECT_GE(pool.HeldBytes(), blocks.size() * kSize);
   EXPECT_LE(pool.HeldBytes(),
             (blocks.size() + kMagazine) * kSize + slabs * kPage);
+  for (void* block : blocks) pool.Free(block);
+}
+
+// A slab leaves no byte over: whole pages of whole blocks (a 48-byte node
+// in a 64 KiB slab would leave 16 bytes of each slab unused).
+TEST(NodePoolTest, SlabsAreWholePagesOfWholeBlocks) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t block = 16; block <= NodePool::kSlabBytes / kMagazine;
+       block += 16) {
+    const size_t slab = NodePool::SlabBytesFor(block);
+    EXPECT_EQ(slab % page, 0u) << block;
+    EXPECT_GE(slab, NodePool::kSlabBytes / 2) << block;
+    EXPECT_GE(slab / block, static_cast<size_t>(kMagazine)) << block;
+    if (std::lcm(block, page) <= NodePool::kSlabBytes / 2) {
+      EXPECT_EQ(slab % block, 0u) << block;
+    }
+  }
+  if (page == 4096) {
+    EXPECT_EQ(NodePool::SlabBytesFor(48), size_t{60} << 10);
+    EXPECT_EQ(NodePool::SlabBytesFor(32), size_t{64} << 10);
+  }
+  // Three slabs of 48-byte blocks carved whole hold exactly their blocks.
+  NodePool pool(48, 16, kKeepAll, kOwner);
+  const size_t per_slab = NodePool::SlabBytesFor(48) / 48;
+  std::vector<void*> blocks;
+  while (blocks.size() < 3 * per_slab) blocks.push_back(pool.Allocate());
+  EXPECT_EQ(pool.HeldBytes(), blocks.size() * 48);
   for (void* block : blocks) pool.Free(block);
 }
 
@@ -262,8 +291,7 @@ TEST(NodePoolTest, APoolThatGrewThenShrankGivesItsSlabsBack) {
   // Empty slabs went back while the blocks were freed, but for the spare:
   // at least kSpare blocks, and less than a slab more (a slab goes whole).
   EXPECT_GE(pool.HeldBytes(), kSpare * kSize);
-  EXPECT_LE(pool.HeldBytes(),
-            (kSpare / kSlabBlocks + 2) * NodePool::kSlabBytes);
+  EXPECT_LE(pool.HeldBytes(), (kSpare / kSlabBlocks + 2) * kSlabBytes);
 }
 
 TEST(NodePoolTest, APoolThatKeepsEverythingGivesNothingBack) {
@@ -295,7 +323,7 @@ TEST(NodePoolTest, APoolGrowsAgainAfterGivingBack) {
     if (round == 0) first_peak = peak;
     // The slabs given back serve again: no more memory than the first time
     // (a magazine may straddle one more slab).
-    EXPECT_LE(peak, first_peak + NodePool::kSlabBytes) << "round " << round;
+    EXPECT_LE(peak, first_peak + kSlabBytes) << "round " << round;
     FreeOnThread(&pool, blocks);
     EXPECT_EQ(pool.HeldBytes(), 0u) << "round " << round;
   }
@@ -419,14 +447,14 @@ TEST(NodePoolTest, RandomSpikesFromSeveralThreadsAgreeWithAModel) {
     pool.Tidy();
   }
   // The spare, and a slab more at most (a slab goes whole).
-  EXPECT_LE(pool.HeldBytes(), (256 / kSlabBlocks + 2) * NodePool::kSlabBytes);
+  EXPECT_LE(pool.HeldBytes(), (256 / kSlabBlocks + 2) * kSlabBytes);
   // Nothing lost: the peak again fits in what the peak took, give or take a
   // slab per magazine the threads held.
   const std::vector<void*> again =
       AllocateOnThread(&pool, static_cast<int>(peak_live));
   EXPECT_LE(pool.HeldBytes(), peak_live * kSize +
                                   (peak_live / kSlabBlocks + 1) * kPage +
-                                  (kThreads * 2 + 1) * NodePool::kSlabBytes);
+                                  (kThreads * 2 + 1) * kSlabBytes);
   FreeOnThread(&pool, again);
 }
 

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sanitizer/asan_interface.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <deque>
 #include <iterator>
 #include <new>
+#include <numeric>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
@@ -212,8 +214,8 @@ uint64_t NextSerial() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-// The unit of memory given back: madvise needs whole pages, and the slabs
-// are multiples of it (64 KiB also covers systems with 64 KiB pages).
+// The least unit of memory given back: madvise needs whole pages, and the
+// slabs are multiples of the system's page (SlabBytesFor), at least this.
 constexpr size_t kPageBytes = 4096;
 
 size_t BlockSize(size_t size, size_t alignment) {
@@ -221,13 +223,18 @@ size_t BlockSize(size_t size, size_t alignment) {
                  std::max(alignment, alignof(FreeBlock)));
 }
 
-size_t SlabBytesFor(size_t block_size) {
-  return std::max(
-      NodePool::kSlabBytes,
-      RoundUp(NodePool::kMagazine * block_size, NodePool::kSlabBytes));
-}
-
 }  // namespace
+
+size_t NodePool::SlabBytesFor(size_t block_size) {
+  const size_t magazine_bytes = kMagazine * block_size;
+  if (magazine_bytes > kSlabBytes) return RoundUp(magazine_bytes, kSlabBytes);
+  const size_t page =
+      std::max(kPageBytes, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  const size_t unit = std::lcm(block_size, page);
+  const size_t fitted = kSlabBytes / unit * unit;
+  return fitted >= std::max(kSlabBytes / 2, magazine_bytes) ? fitted
+                                                            : kSlabBytes;
+}
 
 NodePool::NodePool(size_t size, size_t alignment, int64_t spare_blocks,
                    Tail tail, int cache_slot)
@@ -490,7 +497,10 @@ void NodePool::MapRegion() {
   const int32_t slabs = std::max<int32_t>(
       1,
       std::min<int32_t>(kMaxRegionSlabs, static_cast<int32_t>(slabs_.size())));
-  const size_t bytes = static_cast<size_t>(slabs) * slab_bytes_;
+  // Whole grains of the arena; the slabs' bytes may end short of them (a
+  // tail never touched, so never resident).
+  const size_t bytes =
+      RoundUp(static_cast<size_t>(slabs) * slab_bytes_, NodeArena::kGrain);
   // In the node arena, so that the core can name a node by 32 bits.
   char* begin = static_cast<char*>(NodeArena::Get().Map(bytes));
   const Region region{begin, bytes, static_cast<int32_t>(slabs_.size())};

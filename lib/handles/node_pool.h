@@ -35,16 +35,17 @@
 // next allocates from this pool, or exits.
 //
 // Slabs, and memory that goes back. The nodes are carved from slabs of
-// kSlabBytes (64 KiB; more for blocks over 1 KiB), in regions mapped in the
-// node arena (node_arena.h, so that the core can name a node by 32 bits;
-// given back to it when the pool goes): the first holds one slab, each next as
-// many as the pool has so far, up to kMaxRegionSlabs. A slab is carved lazily,
-// a magazine at a time, so a wheel with few timers touches a few pages. Besides
-// the magazines, the depot keeps free nodes sorted by slab: each slab has its
-// own free list and counts its free blocks (listed or never carved). The slabs
-// are in lists by how full they are: eight classes of partly used slabs,
-// fullest first; the empty slabs that hold memory; the empty slabs that hold
-// none (never carved, or given back). Allocation takes the magazines first
+// about kSlabBytes (SlabBytesFor: whole pages holding whole blocks, so no
+// byte of a slab is left over; more for blocks over 1 KiB), in regions
+// mapped in the node arena (node_arena.h, so that the core can name a node by
+// 32 bits; given back to it when the pool goes): the first holds one slab, each
+// next as many as the pool has so far, up to kMaxRegionSlabs. A slab is carved
+// lazily, a magazine at a time, so a wheel with few timers touches a few pages.
+// Besides the magazines, the depot keeps free nodes sorted by slab: each slab
+// has its own free list and counts its free blocks (listed or never carved).
+// The slabs are in lists by how full they are: eight classes of partly used
+// slabs, fullest first; the empty slabs that hold memory; the empty slabs that
+// hold none (never carved, or given back). Allocation takes the magazines first
 // (cheap, and the nodes are likely in a cache), then nodes of the fullest
 // slabs, then empty slabs: so live nodes gather in few slabs and the others
 // empty.
@@ -132,6 +133,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -143,10 +145,20 @@ class NodePool {
  public:
   // Nodes per magazine.
   static constexpr int kMagazine = 64;
-  // The bytes of a slab, for blocks of up to kSlabBytes / kMagazine bytes.
+  // About the bytes of a slab, for blocks of up to kSlabBytes / kMagazine
+  // bytes (SlabBytesFor).
   static constexpr size_t kSlabBytes = size_t{64} << 10;
-  // Slabs in the largest region (16 MiB of 64 KiB slabs).
+  // Slabs in the largest region (up to 16 MiB).
   static constexpr int kMaxRegionSlabs = 256;
+
+  // The bytes of a slab of blocks of `block_size` (a multiple of 16): whole
+  // pages that hold whole blocks, the most of them up to kSlabBytes (a
+  // multiple of both the block and the page: 60 KiB for the 48-byte node,
+  // 1,280 of them, where 64 KiB would leave 16 bytes over in each slab);
+  // kSlabBytes where such a multiple is under half of it (a block whose
+  // least common multiple with the page is large), and whole kSlabBytes
+  // multiples for blocks over kSlabBytes / kMagazine.
+  static size_t SlabBytesFor(size_t block_size);
   // The give-back step's bounds: magazines sorted by a step of the tail (a
   // put sorts its own only), and slabs given back by any step.
   static constexpr int kSortPerTailStep = 4;
@@ -283,7 +295,7 @@ class NodePool {
   void LinkFront(int32_t index, int list) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t size_;              // a multiple of the alignment
-  const size_t slab_bytes_;        // kSlabBytes, or more for big blocks
+  const size_t slab_bytes_;        // SlabBytesFor(size_)
   const int32_t blocks_per_slab_;  // slab_bytes_ / size_
   const int64_t spare_blocks_;     // kept free when giving back
   const uint64_t serial_;          // unique in the process, never 0
@@ -300,7 +312,11 @@ class NodePool {
   int64_t unsorted_blocks_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t sorted_blocks_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Region> regions_ ABSL_GUARDED_BY(mu_);  // by address
-  std::vector<Slab> slabs_ ABSL_GUARDED_BY(mu_);
+  // By index. A deque: growing it copies nothing (a vector's doubling
+  // copied the whole table under this lock, and left the old copies in the
+  // malloc heap), so the table costs its 40 bytes a slab and no more: 0.03
+  // bytes a 48-byte node.
+  std::deque<Slab> slabs_ ABSL_GUARDED_BY(mu_);
   int32_t lists_[kLists] ABSL_GUARDED_BY(mu_);  // heads, -1: empty
   // Leftover work was handed to the tail, which has not finished it.
   bool tail_busy_ ABSL_GUARDED_BY(mu_) = false;
