@@ -44,8 +44,9 @@
 //                              from the deadline to the last callback (the
 //                              manual time), and from the first callback to
 //                              the last; the first callback's lateness.
-//   BM_Memory/N/capture:C      RSS bytes per pending timer, callbacks
-//                              capturing C bytes (16, or 0: nothing).
+//   BM_Memory/N/capture:C      RSS bytes per pending timer (what N more
+//                              add), callbacks capturing C bytes (16, or
+//                              0: nothing); the fixed cost beside it.
 //   BM_Idle                    process CPU over 10 s with 1M timers 1 h out.
 //   BM_LowRate/rate:R          a fresh instance, nothing else pending; for
 //                              10 s one thread makes R AfterFunc(1 s) +
@@ -191,6 +192,20 @@ class Wheel {
   int64_t Pending() const { return wheel_->Pending(); }
   int64_t Shutdown() { return wheel_->Shutdown(); }
   int64_t errors() const { return errors_.load(std::memory_order_relaxed); }
+  // Returns once the advancer has taken every arm this thread handed it: a
+  // timer made last, 1 ms out, runs only after the advancer took this
+  // thread's lane up to it (a lane is taken in order).
+  void Settle() {
+    std::atomic<bool> ran{false};
+    absl::StatusOr<Timer> timer =
+        wheel_->AfterFunc(absl::Milliseconds(1), [&ran] { ran.store(true); });
+    if (!timer.ok()) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    while (!ran.load())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 
  private:
   std::unique_ptr<TimingWheel> wheel_;
@@ -211,6 +226,7 @@ class Baseline {
   int64_t Pending() const { return impl_.Pending(); }
   int64_t Shutdown() { return impl_.Shutdown(); }
   int64_t errors() const { return 0; }
+  void Settle() {}  // A timer is in place when AfterFunc returns.
 
  private:
   T impl_;
@@ -269,6 +285,7 @@ class Loop {
     return pending;
   }
   int64_t errors() const { return errors_; }
+  void Settle() {}  // The loop's thread places its timers itself.
 
  private:
   Handle Adopt(absl::StatusOr<LoopTimer> timer) {
@@ -307,6 +324,7 @@ class LoopHeap {
     return pending;
   }
   int64_t errors() const { return 0; }
+  void Settle() {}  // The loop's thread places its timers itself.
 
  private:
   std::unique_ptr<LoopHeapTimer> timers_ = std::make_unique<LoopHeapTimer>();
@@ -692,41 +710,71 @@ void BM_Burst(benchmark::State& state) {
 // size the performance goal names: a request id and a pointer, say), or
 // nothing (capture:0: a lambda that captures nothing, which a TimingWheel
 // keeps in a bare node).
+//
+// What one more pending timer costs: the RSS that n timers add to an
+// instance that already holds kMemoryWarmTimers of the same kind (so the
+// levels they need exist and the code they run was touched). Both readings
+// are taken once the implementation holds everything handed to it
+// (Settle: a TimingWheel's advancer has taken every arm) and after
+// malloc_trim, so they count live memory: not the chunks of submissions in
+// flight at that moment (freed as the advancer takes them; malloc keeps
+// freed memory until trimmed). `fixed_kb` is the rest: the RSS of the
+// instance with its warm-up timers, over the process before it (threads'
+// stacks touched, the first levels, code).
+constexpr int64_t kMemoryWarmTimers = 100'000;
+
+template <class Impl>
+void AddMemoryTimers(Impl* impl, int64_t first, int64_t n, bool capture,
+                     int64_t* where) {
+  for (int64_t i = first; i < first + n; ++i) {
+    const absl::Duration d = absl::Hours(1) + absl::Milliseconds(i % 10000);
+    if (capture) {
+      impl->AfterFunc(d, [id = i, where] {
+        benchmark::DoNotOptimize(id);
+        benchmark::DoNotOptimize(where);
+      });
+    } else {
+      impl->AfterFunc(d, [] {});
+    }
+  }
+}
+
 template <class Impl>
 void BM_Memory(benchmark::State& state) {
   const int64_t n = state.range(0);
   const bool capture = state.range(1) != 0;
   double bytes_per_timer = 0;
   double rss_mb = 0;
+  double fixed_kb = 0;
   int64_t errors = 0;
   for (auto _ : state) {
     state.PauseTiming();  // Trimming what earlier benchmarks freed is slow.
     TrimHeap();
+    const int64_t empty = ProcStatusBytes("VmRSS");
     Impl impl(kWorkers);
+    AddMemoryTimers(&impl, 0, kMemoryWarmTimers, capture, &errors);
+    impl.Settle();
+    TrimHeap();
     state.ResumeTiming();
     const int64_t before = ProcStatusBytes("VmRSS");
-    for (int64_t i = 0; i < n; ++i) {
-      const absl::Duration d = absl::Hours(1) + absl::Milliseconds(i % 10000);
-      if (capture) {
-        impl.AfterFunc(d, [id = i, where = &errors] {
-          benchmark::DoNotOptimize(id);
-          benchmark::DoNotOptimize(where);
-        });
-      } else {
-        impl.AfterFunc(d, [] {});
-      }
-    }
+    AddMemoryTimers(&impl, kMemoryWarmTimers, n, capture, &errors);
+    state.PauseTiming();
+    impl.Settle();
+    TrimHeap();
     const int64_t after = ProcStatusBytes("VmRSS");
     bytes_per_timer += static_cast<double>(after - before) / n;
     rss_mb += (after - before) / 1048576.0;
-    Problem(state, "pending_off_by", impl.Pending() - n);
+    fixed_kb += (before - empty) / 1024.0;
+    Problem(state, "pending_off_by", impl.Pending() - kMemoryWarmTimers - n);
     impl.Shutdown();
     errors += impl.errors();
+    state.ResumeTiming();
   }
   const double iterations = static_cast<double>(state.iterations());
   state.SetItemsProcessed(state.iterations() * n);
   state.counters["bytes_per_timer"] = bytes_per_timer / iterations;
   state.counters["rss_delta_mb"] = rss_mb / iterations;
+  state.counters["fixed_kb"] = fixed_kb / iterations;
   Problem(state, "afterfunc_errors", errors);
 }
 
