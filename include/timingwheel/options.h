@@ -75,9 +75,9 @@ struct Options {
   int64_t max_pending = 0;
   // The memory of this many ended timers is kept for new ones; beyond it,
   // memory goes back to the system. From 0 to kMaxSpareTimers (2^40: keep
-  // everything). What a wheel keeps: timers' nodes come from slabs of 64 KiB
-  // that the wheel maps as it grows. When timers end (fire, are stopped or
-  // cancelled), the slabs left empty go back to the system (madvise
+  // everything). What a wheel keeps: timers' nodes come from slabs of
+  // about 64 KiB that the wheel maps as it grows. When timers end (fire, are
+  // stopped or cancelled), the slabs left empty go back to the system (madvise
   // MADV_DONTNEED) within moments, from the process's give-back thread
   // (`tw-giveback`: no caller and no wheel thread makes the call), keeping
   // at least `spare_timers` free nodes. A slab that holds one pending timer

@@ -42,22 +42,23 @@
 // ---------------------------------------------------
 // A timer's node (48 bytes on x86-64, with a callable of up to 16 bytes
 // inside; 32 bytes for a lambda that captures nothing; see AfterFunc) comes
-// from the wheel's own pools (one per node size): slabs of 64 KiB, mapped as
-// the wheel grows, carved a few nodes at a time. When timers end (fire, are
-// stopped or cancelled) their nodes go back to the pool, and the slabs left
-// empty go back to the system (madvise MADV_DONTNEED) as they empty: the
-// thread that frees the nodes (a caller, a worker, the advancer) sorts them
-// into their slabs (the 64 it hands over at a time: microseconds, with no
-// lock held that another thread waits for), and `tw-giveback`, one thread
-// per process, started the first time a wheel has such work, makes the
-// system call within milliseconds, so that no caller and no wheel thread
-// waits for it. The wheel keeps the memory of Options::spare_timers ended
-// timers (default 65536, in each pool) for new ones. After a spike of N
-// timers that all end, it keeps about that, not N: a slab that holds one
-// pending timer stays whole, and each thread caches the last 128 nodes it
-// freed (per pool); new timers fill the fullest slabs first, so a wheel whose
-// pending count falls empties slabs as it goes. A bucket holds nothing per
-// timer: its timers are linked through 32-bit links inside their nodes.
+// from the wheel's own pools (one per node size): slabs of whole nodes, of
+// about 64 KiB (60 KiB: 1,280 nodes of 48 bytes), mapped as the wheel grows,
+// carved a few nodes at a time. When timers end (fire, are stopped or
+// cancelled) their nodes go back to the pool, and the slabs left empty go back
+// to the system (madvise MADV_DONTNEED) as they empty: the thread that frees
+// the nodes (a caller, a worker, the advancer) sorts them into their slabs (the
+// 64 it hands over at a time: microseconds, with no lock held that another
+// thread waits for), and `tw-giveback`, one thread per process, started the
+// first time a wheel has such work, makes the system call within milliseconds,
+// so that no caller and no wheel thread waits for it. The wheel keeps the
+// memory of Options::spare_timers ended timers (default 65536, in each pool)
+// for new ones. After a spike of N timers that all end, it keeps about that,
+// not N: a slab that holds one pending timer stays whole, and each thread
+// caches the last 128 nodes it freed (per pool); new timers fill the fullest
+// slabs first, so a wheel whose pending count falls empties slabs as it goes. A
+// bucket holds nothing per timer: its timers are linked through 32-bit links
+// inside their nodes.
 //
 // Threads and locks
 // -----------------
