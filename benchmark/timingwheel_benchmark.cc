@@ -107,6 +107,8 @@
 // or fires twice or early shows up as a counter and a line on stderr.
 
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -1102,7 +1104,9 @@ void BM_Instances(benchmark::State& state) {
 //       took more than 1 ms;
 //   probe_max_us, probe_max_cpu_us, probe_over_1ms (Wheel): the same for a
 //       thread calling AfterFunc + Stop every millisecond from the peak to
-//       the end (it would wait for any lock the give-back holds);
+//       the end (it would wait for any lock the give-back holds), at a
+//       real-time priority where allowed (probe_realtime: 1), so that it
+//       does not wait for a core;
 //   late_max_ms (fire:1): the latest callback (a stalled advancer, worker
 //       or loop shows there).
 constexpr int64_t kSpikeTimers = 10'000'000;
@@ -1152,6 +1156,14 @@ class SpikeProbe {
  public:
   explicit SpikeProbe(Impl& impl) {
     thread_ = std::thread([this, &impl] {
+      // Ahead of every other thread where the system allows it (root, or
+      // CAP_SYS_NICE), so that a call's time is its own and the waits for
+      // the wheel's locks, not a wait for a core that the wheel's busy
+      // threads hold (on 2 cores); `realtime_` says whether it was.
+      sched_param param{};
+      param.sched_priority = 1;
+      realtime_ =
+          pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
       while (!done_.load(std::memory_order_relaxed)) {
         Timed(max_, [&] { impl.AfterFunc(absl::Hours(1), [] {}).Stop(); });
         Timed(control_, [] {});
@@ -1168,13 +1180,16 @@ class SpikeProbe {
     thread_.join();
     return max_;
   }
-  // After Finish: the control's longest.
+  // After Finish: the control's longest, and whether the thread ran at a
+  // real-time priority.
   const CallMax& control() const { return control_; }
+  bool realtime() const { return realtime_; }
 
  private:
   std::atomic<bool> done_{false};
-  CallMax max_;      // the thread's until Finish joins it
-  CallMax control_;  // the same
+  bool realtime_ = false;  // the thread's until Finish joins it
+  CallMax max_;            // the thread's until Finish joins it
+  CallMax control_;        // the same
   std::thread thread_;
 };
 
@@ -1288,6 +1303,7 @@ void BM_Spike(benchmark::State& state) {
       state.counters["probe_control_max_us"] = probe->control().wall_ns / 1e3;
       state.counters["probe_control_over_1ms"] =
           static_cast<double>(probe->control().over_1ms);
+      state.counters["probe_realtime"] = probe->realtime() ? 1 : 0;
     }
     if (fire) {
       state.counters["late_max_ms"] =
