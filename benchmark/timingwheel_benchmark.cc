@@ -721,8 +721,10 @@ void BM_Burst(benchmark::State& state) {
 // malloc_trim, so they count live memory: not the chunks of submissions in
 // flight at that moment (freed as the advancer takes them; malloc keeps
 // freed memory until trimmed). `fixed_kb` is the rest: the RSS of the
-// instance with its warm-up timers, over the process before it (threads'
-// stacks touched, the first levels, code).
+// instance with its warm-up timers over the process before it, less those
+// timers at the measured cost each (threads' stacks touched, the levels,
+// code, the lanes' spare chunks; a LoopWheel's at 1M may come out below 0,
+// its cost per timer rounded up by the huge page it last faulted in).
 constexpr int64_t kMemoryWarmTimers = 100'000;
 
 template <class Impl>
@@ -764,9 +766,10 @@ void BM_Memory(benchmark::State& state) {
     impl.Settle();
     TrimHeap();
     const int64_t after = ProcStatusBytes("VmRSS");
-    bytes_per_timer += static_cast<double>(after - before) / n;
+    const double per_timer = static_cast<double>(after - before) / n;
+    bytes_per_timer += per_timer;
     rss_mb += (after - before) / 1048576.0;
-    fixed_kb += (before - empty) / 1024.0;
+    fixed_kb += (before - empty - per_timer * kMemoryWarmTimers) / 1024.0;
     Problem(state, "pending_off_by", impl.Pending() - kMemoryWarmTimers - n);
     impl.Shutdown();
     errors += impl.errors();
