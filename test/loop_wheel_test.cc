@@ -210,6 +210,27 @@ TEST_F(LoopWheelTest, AScopedLoopTimerStopsItsTimerWhenItGoes) {
   EXPECT_THAT(runs_, ElementsAre("kept@50"));
 }
 
+TEST_F(LoopWheelTest, EachAfterFuncHasItsOwnDelayAlsoWhenItRepeats) {
+  // AfterFunc keeps its last delay's nanoseconds (time_base.h): a repeat, a
+  // change and a change back each count from the clock's time at the call.
+  LoopTimer a = wheel_->AfterFunc(Ms(10), [] {}).value();
+  clock_->Advance(Ms(1));
+  LoopTimer b = wheel_->AfterFunc(Ms(10), [] {}).value();
+  LoopTimer c = wheel_->AfterFunc(Ms(7), [] {}).value();
+  LoopTimer d = wheel_->AfterFunc(Ms(10), [] {}).value();
+  LoopTimer e = wheel_->AfterFunc(absl::Nanoseconds(1) / 4, [] {}).value();
+  EXPECT_EQ(a.Deadline(), Ms(10));
+  EXPECT_EQ(b.Deadline(), Ms(11));
+  EXPECT_EQ(c.Deadline(), Ms(8));
+  EXPECT_EQ(d.Deadline(), Ms(11));
+  EXPECT_EQ(e.Deadline(), Ms(1) + absl::Nanoseconds(1));  // rounded up
+  absl::StatusOr<LoopTimer> backwards_forever =
+      wheel_->AfterFunc(-absl::InfiniteDuration(), [] {});
+  EXPECT_TRUE(absl::IsInvalidArgument(backwards_forever.status()));
+  EXPECT_THAT(backwards_forever.status().message(), HasSubstr("finite"));
+  EXPECT_EQ(wheel_->Pending(), 5);
+}
+
 TEST_F(LoopWheelTest, ResetMovesTheDeadlineAndArmsAgainAfterTheRun) {
   LoopTimer t = wheel_->AfterFunc(Ms(10), Record("t")).value();
   EXPECT_EQ(t.Deadline(), Ms(10));

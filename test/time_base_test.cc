@@ -184,6 +184,43 @@ TEST_F(TimeBaseTest, TryDeadlineAfterAgreesWithDeadlineAfter) {
   }
 }
 
+TEST(CeilNsCacheTest, GivesCeilNsOfEachDelayAskedInTurn) {
+  CeilNsCache cache;
+  // Repeats, changes, a change back, zero after others, and the saturated
+  // ends: each answer is CeilNs of the delay asked, never the one before.
+  for (absl::Duration d :
+       {absl::ZeroDuration(), absl::Seconds(1), absl::Seconds(1),
+        absl::Nanoseconds(1) / 4, absl::Seconds(1), absl::Nanoseconds(-7),
+        absl::ZeroDuration(), absl::Milliseconds(30) + absl::Nanoseconds(1) / 2,
+        absl::Milliseconds(30), absl::InfiniteDuration(),
+        -absl::InfiniteDuration(), absl::Hours(24 * 365 * 300),
+        absl::Hours(24 * 365 * 300), absl::Nanoseconds(5)}) {
+    EXPECT_EQ(cache.Get(d), CeilNs(d)) << d;
+  }
+}
+
+TEST_F(TimeBaseTest, TryDeadlineAfterWithACacheAgreesWithoutOne) {
+  CeilNsCache cache;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (absl::Duration d :
+         {absl::Seconds(1), absl::Seconds(1), absl::Nanoseconds(1) / 4,
+          absl::Hours(24 * 365 * 100), absl::Hours(24 * 365 * 300),
+          absl::InfiniteDuration(), absl::Nanoseconds(-5), absl::Seconds(1)}) {
+      for (int64_t now_ns : {int64_t{0}, kMs * 1000}) {
+        int64_t cached = -1;
+        int64_t plain = -1;
+        const bool tried_cached =
+            time_.TryDeadlineAfter(now_ns, d, &cached, &cache);
+        ASSERT_EQ(tried_cached, time_.TryDeadlineAfter(now_ns, d, &plain))
+            << d << " " << now_ns;
+        if (tried_cached) {
+          EXPECT_EQ(cached, plain) << d << " " << now_ns;
+        }
+      }
+    }
+  }
+}
+
 // A scheduler that answers `delay` and records the context it was asked in.
 class OneAnswer : public Scheduler {
  public:

@@ -126,6 +126,20 @@ TEST_F(TimerQueryTest, DeadlineIsAsAskedAndStaysPendingUntilItsTick) {
   EXPECT_EQ(timer.TimeLeft(), std::nullopt);
 }
 
+TEST_F(TimerQueryTest, EachTimerHasItsOwnDelayAlsoWhenItRepeats) {
+  // A thread's last delay is kept in nanoseconds (lib/base/time_base.h): a
+  // repeat, a change and a change back each count from the call's time.
+  Timer a = wheel_->AfterFunc(absl::Milliseconds(10), [] {}).value();
+  Advance(absl::Milliseconds(1));
+  Timer b = wheel_->AfterFunc(absl::Milliseconds(10), [] {}).value();
+  Timer c = wheel_->AfterFunc(absl::Milliseconds(7), [] {}).value();
+  Timer d = wheel_->AfterFunc(absl::Milliseconds(10), [] {}).value();
+  EXPECT_EQ(a.Deadline(), absl::Milliseconds(10));
+  EXPECT_EQ(b.Deadline(), absl::Milliseconds(11));
+  EXPECT_EQ(c.Deadline(), absl::Milliseconds(8));
+  EXPECT_EQ(d.Deadline(), absl::Milliseconds(11));
+}
+
 TEST_F(TimerQueryTest, SubNanosecondDeadlineIsRoundedUpToTheNanosecond) {
   Timer timer =
       wheel_->AfterFunc(absl::Milliseconds(1) + absl::Nanoseconds(1) / 4, [] {})

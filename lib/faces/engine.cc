@@ -25,6 +25,10 @@ struct ResetFrame {
 };
 thread_local const ResetFrame* tls_resets = nullptr;
 
+// This thread's last AfterFunc delay in nanoseconds (time_base.h), for every
+// engine: a delay's nanoseconds do not depend on the wheel.
+thread_local CeilNsCache tls_delays;
+
 // How many of the Resets this thread is inside are `engine`'s.
 int64_t ResetsOnThisThread(const Engine* engine) {
   int64_t resets = 0;
@@ -121,7 +125,7 @@ absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d, CallbackRef f,
   // (handoff/inbox.h). Only a positive delay: one due at once runs at once.
   if (d > absl::ZeroDuration() && inbox_.Polling() && f.ops != nullptr &&
       !closed_.load(std::memory_order_acquire)) {
-    const int64_t d_ns = CeilNs(d);
+    const int64_t d_ns = tls_delays.Get(d);
     if (d_ns <= kMaxUnstampedNs) return NewUnstamped(f, d_ns, d, caller);
   }
   // Every check without a status on the way, which RefuseSchedule makes
@@ -130,7 +134,7 @@ absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d, CallbackRef f,
   int64_t deadline_ns;
   if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration() ||
       f.ops == nullptr || closed_.load(std::memory_order_acquire) ||
-      !time_.TryDeadlineAfter(now_ns, d, &deadline_ns)) {
+      !time_.TryDeadlineAfter(now_ns, d, &deadline_ns, &tls_delays)) {
     return RefuseSchedule(d, f, now_ns, caller);
   }
   return NewArmed(f, nullptr, deadline_ns, now_ns, caller);

@@ -101,21 +101,16 @@ absl::Status LoopEngine::RefuseNew(CallbackRef f, const char* caller) const {
                    max_pending_, "; stop some or raise the limit"));
 }
 
-absl::StatusOr<LoopTimer> LoopEngine::ScheduleAfter(absl::Duration d,
-                                                    CallbackRef f,
-                                                    const char* caller) {
+absl::Status LoopEngine::RefuseAfter(absl::Duration d, CallbackRef f,
+                                     const char* caller) const {
   if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         caller, ": duration is ", absl::FormatDuration(d),
         "; it must be finite (every duration up to 100 years works)"));
   }
   if (!MayAdd(f)) return RefuseNew(f, caller);
-  const int64_t now_ns = time_.NowNs();
-  int64_t deadline_ns;
-  if (!time_.TryDeadlineAfter(now_ns, d, &deadline_ns)) {
-    return time_.DeadlineAfter(now_ns, d, caller).status();
-  }
-  return NewOneShot(f, deadline_ns);
+  // Past the supported range.
+  return time_.DeadlineAfter(time_.NowNs(), d, caller).status();
 }
 
 absl::Status LoopEngine::RefuseSteady(int64_t steady_ns, CallbackRef f) const {

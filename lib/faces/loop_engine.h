@@ -76,8 +76,17 @@ class LoopEngine {
   // A new timer running `f` after `d` (due now for d <= 0), at the
   // steady_clock time `steady_ns`, at the clock time `when`, or when
   // `scheduler` says; `caller` names the member in errors.
+  // Inline, as ScheduleSteady: a loop's AfterFunc reads the clock and makes
+  // one arm.
   absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d, CallbackRef f,
-                                          const char* caller);
+                                          const char* caller) {
+    int64_t deadline_ns;
+    if (d == -absl::InfiniteDuration() || !MayAdd(f) ||
+        !time_.TryDeadlineAfter(time_.NowNs(), d, &deadline_ns, &delays_)) {
+      return RefuseAfter(d, f, caller);
+    }
+    return NewOneShot(f, deadline_ns);
+  }
   // Inline, with the arm it makes: a loop's At with its cached time is its
   // hot path.
   absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns, CallbackRef f) {
@@ -165,6 +174,9 @@ class LoopEngine {
     }
     return *deadline_ns <= max_deadline_ns_;
   }
+  // Why ScheduleAfter refused a timer after `d` running `f`.
+  absl::Status RefuseAfter(absl::Duration d, CallbackRef f,
+                           const char* caller) const;
   // Why ScheduleSteady refused a timer at `steady_ns` running `f`.
   absl::Status RefuseSteady(int64_t steady_ns, CallbackRef f) const;
   // A new one-shot node running `f`, armed at `deadline_ns`, with a
@@ -235,6 +247,7 @@ class LoopEngine {
   const Divider by_tick_;          // divides by time_.tick_ns()
   const int64_t max_deadline_ns_;  // the last whole tick below 2^63 ns
   const int64_t max_pending_;
+  CeilNsCache delays_;  // AfterFunc's last delay
   // The nodes' memory: neighbours in a bucket were mostly made one after
   // another, so a flush walks memory that is mostly contiguous. Each keeps
   // LoopOptions::spare_timers free blocks and gives back the rest.
