@@ -8,7 +8,8 @@
 // again; under random spikes the pool never hands a block out twice, never
 // lets one block's bytes reach another (every byte of every live block is
 // stamped and checked) and keeps at most the spare and one chunk once all
-// are freed.
+// are freed; a pool with a LoopChunkTable marks its chunks there, every
+// address of a chunk and no other, while it holds them.
 
 #include "faces/loop_node.h"
 
@@ -192,6 +193,32 @@ void RandomSpikes(size_t block_size, int64_t spare, uint32_t seed) {
   if (spare != kKeepAll) {
     EXPECT_LE(pool.bytes(), spare * block_size + LoopNodePool::kChunkBytes);
   }
+}
+
+TEST(LoopChunkTableTest, MarksEveryAddressOfAPoolsChunksWhileItHoldsThem) {
+  LoopChunkTable table;
+  LoopNodePool pool(kSmall, /*spare_blocks=*/0, &table, /*tag=*/2);
+  const std::vector<void*> blocks = Fill(&pool, kSmall, 2);
+  for (void* block : {blocks.front(), blocks.back()}) {
+    // The chunk's first and last 16 bytes (its header, its last block's
+    // end), whatever the node arena's base is aligned to.
+    const uintptr_t chunk =
+        Address(block) & ~(uintptr_t{LoopNodePool::kChunkBytes} - 1);
+    const auto* first = reinterpret_cast<const char*>(chunk);
+    EXPECT_EQ(table.TagAt(first), 2);
+    EXPECT_EQ(table.TagAt(first + LoopNodePool::kChunkBytes - 16), 2);
+    EXPECT_EQ(table.TagAt(block), 2);
+  }
+  const uintptr_t last_chunk =
+      Address(blocks.back()) & ~(uintptr_t{LoopNodePool::kChunkBytes} - 1);
+  // Past the last chunk: not the pool's (the arena maps chunks upwards).
+  EXPECT_EQ(table.TagAt(reinterpret_cast<const char*>(last_chunk) +
+                        LoopNodePool::kChunkBytes),
+            0);
+  for (void* block : blocks) pool.Free(block);
+  EXPECT_EQ(pool.bytes(), 0u);  // both chunks went back, and their marks
+  EXPECT_EQ(table.TagAt(blocks.front()), 0);
+  EXPECT_EQ(table.TagAt(blocks.back()), 0);
 }
 
 TEST(LoopNodePoolTest, RandomSpikesNeverShareOrCorruptABlock) {

@@ -20,7 +20,9 @@
 //   * errors: bad options, an empty callback, an infinite delay, max_pending,
 //     At on a clock that is not steady_clock; an exception from a callback
 //     reaches the caller of RunDue and loses no timer;
-//   * a randomized comparison with a reference of what must run when;
+//   * a randomized comparison with a reference of what must run when, with
+//     timers held by LoopTimer and by id (loop_timer_id_test.cc has the
+//     rest of the ids' tests);
 //   * a debug build aborts a call from another thread, naming both;
 //   * on the real clock, a loop sleeping on TimeUntilNext runs every timer,
 //     none early (generous lateness bound: *RealClock).
@@ -529,45 +531,64 @@ TEST(LoopWheelModelTest, EveryArmRunsOnceAtOrAfterItsDeadlineUnlessStopped) {
     std::unique_ptr<LoopWheel> wheel =
         LoopWheel::Create(std::move(options)).value();
     std::mt19937_64 rng(seed);
+    // Even slots hold their timer by a LoopTimer, odd ones by id: an id
+    // is spent once its timer ran or was stopped, and the slot schedules a
+    // new one where a handle's Reset arms again.
     struct Slot {
       LoopTimer timer;
+      LoopTimerId id;
+      std::vector<LoopTimerId> spent;       // the slot's earlier ids
       std::optional<absl::Duration> armed;  // the deadline of the live arm
       int runs = 0;
       int expected_runs = 0;
     };
     std::vector<Slot> slots(50);
     int early = 0;
-    for (size_t i = 0; i < slots.size(); ++i) {
+    const auto callback = [clock, &early](Slot* slot) {
+      return [slot, clock, &early] {
+        ++slot->runs;
+        if (!slot->armed.has_value() || clock->Now() < *slot->armed) ++early;
+        slot->armed.reset();
+      };
+    };
+    for (size_t i = 0; i < slots.size(); i += 2) {
       Slot* slot = &slots[i];
-      slot->timer = wheel
-                        ->AfterFunc(absl::Hours(1),
-                                    [slot, clock, &early] {
-                                      ++slot->runs;
-                                      if (!slot->armed.has_value() ||
-                                          clock->Now() < *slot->armed) {
-                                        ++early;
-                                      }
-                                      slot->armed.reset();
-                                    })
-                        .value();
+      slot->timer = wheel->AfterFunc(absl::Hours(1), callback(slot)).value();
       slot->timer.Stop();
     }
     for (int step = 0; step < 5000; ++step) {
-      Slot& slot = slots[absl::Uniform<size_t>(rng, 0, slots.size())];
+      const size_t index = absl::Uniform<size_t>(rng, 0, slots.size());
+      Slot& slot = slots[index];
+      const bool by_id = index % 2 == 1;
+      // A spent id of the slot names nothing, whatever reused its node.
+      if (!slot.spent.empty()) {
+        const LoopTimerId old =
+            slot.spent[absl::Uniform<size_t>(rng, 0, slot.spent.size())];
+        ASSERT_FALSE(wheel->Pending(old));
+        ASSERT_FALSE(wheel->Stop(old));
+      }
       switch (absl::Uniform(rng, 0, 4)) {
         case 0:
         case 1: {
           const absl::Duration d =
               absl::Microseconds(absl::Uniform<int64_t>(rng, -1000, 3'000'000));
           const bool was = slot.armed.has_value();
-          EXPECT_EQ(slot.timer.Reset(d), was);
+          if (!by_id) {
+            EXPECT_EQ(slot.timer.Reset(d), was);
+          } else if (was) {
+            EXPECT_TRUE(wheel->Reset(slot.id, d));
+          } else {
+            EXPECT_FALSE(wheel->Reset(slot.id, d));  // spent: arms nothing
+            if (slot.id) slot.spent.push_back(slot.id);
+            slot.id = wheel->AfterFuncId(d, callback(&slot)).value();
+          }
           if (!was) ++slot.expected_runs;
           slot.armed = clock->Now() + std::max(d, absl::ZeroDuration());
           break;
         }
         case 2: {
           const bool was = slot.armed.has_value();
-          EXPECT_EQ(slot.timer.Stop(), was);
+          EXPECT_EQ(by_id ? wheel->Stop(slot.id) : slot.timer.Stop(), was);
           if (was) --slot.expected_runs;
           slot.armed.reset();
           break;
@@ -592,6 +613,7 @@ TEST(LoopWheelModelTest, EveryArmRunsOnceAtOrAfterItsDeadlineUnlessStopped) {
     for (const Slot& slot : slots) {
       EXPECT_EQ(slot.runs, slot.expected_runs);
       EXPECT_FALSE(slot.armed.has_value());
+      EXPECT_FALSE(wheel->Pending(slot.id));
     }
     EXPECT_EQ(wheel->Pending(), 0);
   }

@@ -53,6 +53,12 @@
 // nothing but the node, from the wheel's own pool. A bigger callable is
 // moved to the heap once.
 //
+// Handles or ids: AfterFunc, At and AtClockTime return a LoopTimer, a
+// counted handle; AfterFuncId, AtId and AtClockTimeId a LoopTimerId, a
+// plain 8-byte name the wheel checks before use, whose timer's node is freed
+// as soon as it ends (cheaper where timers are made and stopped at a high
+// rate; see LoopTimerId).
+//
 // Memory: a timer's node is 32 bytes with a lambda that captures nothing
 // (not kept at all: any object of its type runs the same), 48 with a
 // callback of up to two pointers (16 bytes), 64 (one cache line) with a
@@ -190,6 +196,49 @@ class TIMINGWHEEL_EXPORT LoopTimer {
 // Stops its LoopTimer when it goes out of scope (see scoped_timer.h).
 using ScopedLoopTimer = BasicScopedTimer<LoopTimer>;
 
+// The name of a timer scheduled by id (LoopWheel::AfterFuncId, AtId,
+// AtClockTimeId), for the wheel's Stop, Reset, Pending, Deadline and
+// TimeLeft: 8 bytes, trivially copyable, counting no reference. The lighter
+// choice where a loop makes and stops timers at a high rate (a deadline per
+// request): no handle to release, and the timer's node is freed the moment
+// it ends. What it gives up against a LoopTimer: once its timer ran or was
+// stopped, the id is spent (Reset does not arm it again: schedule a new
+// one), and it is only as good as its wheel (keep it no longer).
+//
+// A spent id is safe to pass: the wheel checks it before it reads the node
+// it names, and answers false or nullopt, whether that node's memory was
+// reused by another timer or went back to the system. (Its generation is
+// 31 bits: only if the wheel has scheduled a multiple of 2^31 timers by id
+// since, and the last of them took that very node, does a spent id name
+// that new timer.) Copies name the same timer. An id names no timer of any
+// other wheel.
+class LoopTimerId {
+ public:
+  // Names no timer: the wheel's calls return false or nullopt.
+  constexpr LoopTimerId() = default;
+
+  // The id as a number, never 0 for an id a wheel gave (for a hash or a
+  // log; there is no way back).
+  constexpr uint64_t value() const { return value_; }
+  constexpr explicit operator bool() const { return value_ != 0; }
+  friend constexpr bool operator==(LoopTimerId a, LoopTimerId b) {
+    return a.value_ == b.value_;
+  }
+  friend constexpr bool operator!=(LoopTimerId a, LoopTimerId b) {
+    return !(a == b);
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, LoopTimerId id) {
+    return H::combine(std::move(h), id.value_);
+  }
+
+ private:
+  friend class internal::LoopEngine;
+  constexpr explicit LoopTimerId(uint64_t value) : value_(value) {}
+
+  uint64_t value_ = 0;
+};
+
 class TIMINGWHEEL_EXPORT LoopWheel {
  public:
   // Validates `options`; starts no thread.
@@ -245,6 +294,49 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   }
   absl::StatusOr<LoopTimer> AtClockTime(absl::Duration when,
                                         absl::AnyInvocable<void()> f);
+  // The same, scheduled by id (LoopTimerId above): no handle, the node
+  // freed as soon as the timer ends. Errors as AfterFunc.
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<LoopTimerId> AfterFuncId(absl::Duration d, F&& f) {
+    internal::LoopCallable<std::decay_t<F>> callable(std::in_place,
+                                                     std::forward<F>(f));
+    return ScheduleAfterId(d, callable.Ref());
+  }
+  template <class Rep, class Period, class F>
+  absl::StatusOr<LoopTimerId> AfterFuncId(std::chrono::duration<Rep, Period> d,
+                                          F&& f) {
+    return AfterFuncId(absl::FromChrono(d), std::forward<F>(f));
+  }
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<LoopTimerId> AtId(std::chrono::steady_clock::time_point when,
+                                   F&& f) {
+    internal::LoopCallable<std::decay_t<F>> callable(std::in_place,
+                                                     std::forward<F>(f));
+    return ScheduleSteadyId(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            when.time_since_epoch())
+            .count(),
+        callable.Ref());
+  }
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<LoopTimerId> AtClockTimeId(absl::Duration when, F&& f) {
+    internal::LoopCallable<std::decay_t<F>> callable(std::in_place,
+                                                     std::forward<F>(f));
+    return ScheduleAtId(when, callable.Ref());
+  }
+  // What LoopTimer's members do, for the timer `id` names. A spent id (its
+  // timer ran or was stopped), an empty one, or one of another wheel:
+  // false, nullopt, and Reset arms nothing.
+  bool Stop(LoopTimerId id);
+  bool Reset(LoopTimerId id, absl::Duration d);
+  template <class Rep, class Period>
+  bool Reset(LoopTimerId id, std::chrono::duration<Rep, Period> d) {
+    return Reset(id, absl::FromChrono(d));
+  }
+  bool Pending(LoopTimerId id) const;
+  std::optional<absl::Duration> Deadline(LoopTimerId id) const;
+  std::optional<absl::Duration> TimeLeft(LoopTimerId id) const;
+
   // Runs `f` every `period` (FixedRate), until stopped.
   absl::StatusOr<LoopTimer> Every(absl::Duration period,
                                   absl::AnyInvocable<void()> f);
@@ -281,6 +373,12 @@ class TIMINGWHEEL_EXPORT LoopWheel {
                                            internal::CallbackRef f);
   absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when,
                                        internal::CallbackRef f);
+  absl::StatusOr<LoopTimerId> ScheduleAfterId(absl::Duration d,
+                                              internal::CallbackRef f);
+  absl::StatusOr<LoopTimerId> ScheduleSteadyId(int64_t steady_ns,
+                                               internal::CallbackRef f);
+  absl::StatusOr<LoopTimerId> ScheduleAtId(absl::Duration when,
+                                           internal::CallbackRef f);
 
   internal::LoopEngine* const engine_;
 };

@@ -40,9 +40,12 @@ LoopEngine::LoopEngine(LoopOptions options)
       by_tick_(time_.tick_ns()),
       max_deadline_ns_(kMaxTick / time_.tick_ns() * time_.tick_ns()),
       max_pending_(options.max_pending),
-      bare_nodes_(kBareLoopBlock, options.spare_timers),
-      small_nodes_(kSmallLoopBlock, options.spare_timers),
-      wide_nodes_(kWideLoopBlock, options.spare_timers),
+      bare_nodes_(kBareLoopBlock, options.spare_timers, &chunks_,
+                  static_cast<uint8_t>(LoopNode::Kind::kBare) + 1),
+      small_nodes_(kSmallLoopBlock, options.spare_timers, &chunks_,
+                   static_cast<uint8_t>(LoopNode::Kind::kSmall) + 1),
+      wide_nodes_(kWideLoopBlock, options.spare_timers, &chunks_,
+                  static_cast<uint8_t>(LoopNode::Kind::kWide) + 1),
       periodic_nodes_(kPeriodicLoopBlock, options.spare_timers),
       core_(options.wheel_size, time_.tick_ns()) {}
 
@@ -80,7 +83,7 @@ void LoopEngine::CloseAndRelease() {
     node->state = LoopNode::State::kCancelled;
     const CallbackOps* ops = std::exchange(node->ops, nullptr);
     if (ops->destroy != nullptr) ops->destroy(node->callable());
-    Unref(node);  // the wheel's
+    Drop(node);
   }
   UnrefEngine();
 }
@@ -125,18 +128,32 @@ absl::Status LoopEngine::RefuseSteady(int64_t steady_ns, CallbackRef f) const {
   return time_.DeadlineAt(absl::Nanoseconds(steady_ns), "At").status();
 }
 
-absl::StatusOr<LoopTimer> LoopEngine::ScheduleAt(absl::Duration when,
-                                                 CallbackRef f,
-                                                 const char* caller) {
+absl::StatusOr<int64_t> LoopEngine::AtDeadline(absl::Duration when,
+                                               CallbackRef f,
+                                               const char* caller) const {
   if (when == absl::InfiniteDuration() || when == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(caller, ": time is ",
                                                    absl::FormatDuration(when),
                                                    "; it must be finite"));
   }
   if (!MayAdd(f)) return RefuseNew(f, caller);
-  absl::StatusOr<int64_t> deadline = time_.DeadlineAt(when, caller);
+  return time_.DeadlineAt(when, caller);
+}
+
+absl::StatusOr<LoopTimer> LoopEngine::ScheduleAt(absl::Duration when,
+                                                 CallbackRef f,
+                                                 const char* caller) {
+  absl::StatusOr<int64_t> deadline = AtDeadline(when, f, caller);
   if (!deadline.ok()) return deadline.status();
   return NewOneShot(f, *deadline);
+}
+
+absl::StatusOr<LoopTimerId> LoopEngine::ScheduleAtId(absl::Duration when,
+                                                     CallbackRef f,
+                                                     const char* caller) {
+  absl::StatusOr<int64_t> deadline = AtDeadline(when, f, caller);
+  if (!deadline.ok()) return deadline.status();
+  return NewOneShotId(f, *deadline);
 }
 
 absl::StatusOr<LoopTimer> LoopEngine::SchedulePeriodic(
@@ -156,9 +173,10 @@ absl::StatusOr<LoopTimer> LoopEngine::SchedulePeriodic(
 LoopTimer LoopEngine::NewPeriodic(CallbackRef f,
                                   std::unique_ptr<Scheduler> scheduler,
                                   int64_t deadline_ns) {
-  return ArmNew(new (periodic_nodes_.Allocate())
-                    PeriodicLoopNode(f.ops, std::move(scheduler)),
-                f, deadline_ns);
+  return LoopTimer(this,
+                   ArmNew(new (periodic_nodes_.Allocate())
+                              PeriodicLoopNode(f.ops, std::move(scheduler)),
+                          f, deadline_ns, 2));
 }
 
 void LoopEngine::ResetDue() {
@@ -169,30 +187,8 @@ void LoopEngine::ResetDue() {
 }
 
 void LoopEngine::Destroy(LoopNode* node) {
-  // The callable's destructor may call into the wheel (and so may free
-  // other nodes), but not this node: no one refers to it any more.
-  if (node->ops != nullptr && node->ops->destroy != nullptr) {
-    node->ops->destroy(node->callable());
-  }
-  switch (node->kind) {
-    case LoopNode::Kind::kBare:
-      node->~LoopNode();
-      bare_nodes_.Free(node);
-      break;
-    case LoopNode::Kind::kSmall:
-      node->~LoopNode();
-      small_nodes_.Free(node);
-      break;
-    case LoopNode::Kind::kWide:
-      node->~LoopNode();
-      wide_nodes_.Free(node);
-      break;
-    case LoopNode::Kind::kPeriodic:
-      static_cast<PeriodicLoopNode*>(node)->~PeriodicLoopNode();
-      periodic_nodes_.Free(node);
-      break;
-  }
-  UnrefEngine();
+  Free(node);
+  UnrefEngine();  // the node's
 }
 
 std::optional<absl::Duration> LoopEngine::TimeUntilNext() {
@@ -266,7 +262,7 @@ void LoopEngine::AfterRun(LoopNode* node, int64_t run_deadline_ns) {
   if (node->state == State::kCancelled) return;  // closed during the run
   if (closed_) {
     node->state = State::kCancelled;
-    Unref(node);  // the wheel's
+    Drop(node);
     return;
   }
   if (node->state == State::kRunningArmed) {
@@ -284,7 +280,7 @@ void LoopEngine::AfterRun(LoopNode* node, int64_t run_deadline_ns) {
     } catch (...) {
       node->state = State::kDone;
       --pending_;
-      Unref(node);
+      Drop(node);
       throw;
     }
     const std::optional<int64_t> next =
@@ -296,7 +292,7 @@ void LoopEngine::AfterRun(LoopNode* node, int64_t run_deadline_ns) {
     --pending_;  // the schedule ended
   }
   node->state = State::kDone;
-  Unref(node);  // the wheel's
+  Drop(node);
 }
 
 bool LoopEngine::Reset(LoopNode* node, absl::Duration d) {

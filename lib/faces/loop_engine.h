@@ -26,9 +26,14 @@
 //
 // Lifetime: a node is counted (`refs`): one per LoopTimer handle, one while
 // the wheel holds it (pending or running); the last release destroys it and
-// gives its memory back to the engine's pools (loop_node.h). The
-// engine is counted too: one for the LoopWheel, one per live node and one
-// for a RunDue in progress, so a callback may destroy the LoopWheel (Close
+// gives its memory back to the engine's pools (loop_node.h). A timer held
+// by id (LoopTimerId) has only the wheel's hold: its node goes as soon as
+// the timer ends (a Stop, its run, the close), and an id is found again
+// through Find, which checks it against the engine's chunk table and the
+// node's generation (loop_node.h) before it trusts the node. The
+// engine is counted too: one for the LoopWheel, one per live node a handle
+// may hold (not those held by id: none outlives the close) and one for a
+// RunDue in progress, so a callback may destroy the LoopWheel (Close
 // cancels every pending timer; RunDue returns after that callback) and a
 // handle may outlive the wheel.
 //
@@ -99,6 +104,27 @@ class LoopEngine {
   }
   absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when, CallbackRef f,
                                        const char* caller);
+  // The same, for a timer held by id.
+  absl::StatusOr<LoopTimerId> ScheduleAfterId(absl::Duration d, CallbackRef f,
+                                              const char* caller) {
+    int64_t deadline_ns;
+    if (d == -absl::InfiniteDuration() || !MayAdd(f) ||
+        !time_.TryDeadlineAfter(time_.NowNs(), d, &deadline_ns, &delays_)) {
+      return RefuseAfter(d, f, caller);
+    }
+    return NewOneShotId(f, deadline_ns);
+  }
+  absl::StatusOr<LoopTimerId> ScheduleSteadyId(int64_t steady_ns,
+                                               CallbackRef f) {
+    int64_t deadline_ns;
+    if (!time_.steady() || !MayAdd(f) ||
+        !SteadyDeadline(steady_ns, &deadline_ns)) {
+      return RefuseSteady(steady_ns, f);
+    }
+    return NewOneShotId(f, deadline_ns);
+  }
+  absl::StatusOr<LoopTimerId> ScheduleAtId(absl::Duration when, CallbackRef f,
+                                           const char* caller);
   absl::StatusOr<LoopTimer> SchedulePeriodic(
       std::unique_ptr<Scheduler> scheduler, CallbackRef f, const char* caller);
 
@@ -107,7 +133,11 @@ class LoopEngine {
   int64_t Pending() const { return pending_; }
   bool steady() const { return time_.steady(); }
 
-  // The operations of a LoopTimer on `node`, one of this engine's.
+  // The operations of a LoopTimer on `node`, one of this engine's; Stop's
+  // kHeld says how the node is held (a LoopTimer's node is never held by
+  // id), where the caller knows.
+  enum class Held { kByHandle, kById, kEither };
+  template <Held kHeld = Held::kEither>
   bool Stop(LoopNode* node) {
     using State = LoopNode::State;
     if (closed_) return false;  // every pending timer was cancelled
@@ -116,7 +146,14 @@ class LoopEngine {
         Unlink(node);
         node->state = State::kStopped;
         --pending_;
-        Unref(node);  // the wheel's; the caller's handle keeps the node
+        // A handle keeps the node; one held by id goes.
+        if constexpr (kHeld == Held::kByHandle) {
+          Unref(node);
+        } else if constexpr (kHeld == Held::kById) {
+          DropById(node);
+        } else {
+          Drop(node);
+        }
         return true;
       case State::kRunningArmed:
         node->state = State::kRunning;
@@ -130,6 +167,23 @@ class LoopEngine {
   bool Reset(LoopNode* node, absl::Duration d);
   std::optional<absl::Duration> Deadline(const LoopNode* node) const;
   absl::Duration Now() const { return time_.clock().Now(); }
+
+  // The node `id` names, if it names a live timer of this wheel; else null.
+  LoopNode* Find(LoopTimerId id) const {
+    const uint64_t value = id.value();
+    const auto link = static_cast<uint32_t>(value >> kIdLinkShift);
+    const auto tag = static_cast<uint8_t>((value >> kIdTagShift) & 3);
+    void* const address = NodeLink::At(link);
+    // A chunk of this engine's pool of that block size (so mapped, and
+    // `link` on a block's start), then the block's generation.
+    if (tag == 0 || chunks_.TagAt(address) != tag ||
+        ReadIdWord(address) !=
+            static_cast<int32_t>(LoopNode::kByIdBit |
+                                 (value & kIdGenerationMask))) {
+      return nullptr;
+    }
+    return static_cast<LoopNode*>(address);
+  }
 
   // Node references, for the handles.
   static void Ref(LoopNode* node) { ++node->refs; }
@@ -179,9 +233,26 @@ class LoopEngine {
                            const char* caller) const;
   // Why ScheduleSteady refused a timer at `steady_ns` running `f`.
   absl::Status RefuseSteady(int64_t steady_ns, CallbackRef f) const;
+  // The deadline of a new timer running `f` at the clock time `when`, or
+  // why it is refused.
+  absl::StatusOr<int64_t> AtDeadline(absl::Duration when, CallbackRef f,
+                                     const char* caller) const;
   // A new one-shot node running `f`, armed at `deadline_ns`, with a
-  // reference for the handle.
+  // reference for the handle; or held by id.
   LoopTimer NewOneShot(CallbackRef f, int64_t deadline_ns) {
+    return LoopTimer(this, ArmNew(NewOneShotNode(f), f, deadline_ns, 2));
+  }
+  LoopTimerId NewOneShotId(CallbackRef f, int64_t deadline_ns) {
+    LoopNode* node = NewOneShotNode(f);
+    id_generation_ = (id_generation_ + 1) & kIdGenerationMask;
+    const uint64_t tag = static_cast<uint64_t>(node->kind) + 1;  // 1 to 3
+    ArmNew(node, f, deadline_ns,
+           static_cast<int32_t>(LoopNode::kByIdBit | id_generation_));
+    return LoopTimerId(uint64_t{NodeLink::Of(node)} << kIdLinkShift |
+                       tag << kIdTagShift | id_generation_);
+  }
+  // A new one-shot node for `f`, not yet armed.
+  LoopNode* NewOneShotNode(CallbackRef f) {
     LoopNode* node;
     if (f.ops->stateless) {
       node =
@@ -193,24 +264,41 @@ class LoopEngine {
       node =
           new (wide_nodes_.Allocate()) LoopNode(LoopNode::Kind::kWide, f.ops);
     }
-    return ArmNew(node, f, deadline_ns);
+    return node;
   }
   // A new periodic node, likewise.
   LoopTimer NewPeriodic(CallbackRef f, std::unique_ptr<Scheduler> scheduler,
                         int64_t deadline_ns);
-  // Moves `f` into the new `node` and arms it, with a reference for the
-  // handle.
-  LoopTimer ArmNew(LoopNode* node, CallbackRef f, int64_t deadline_ns) {
+  // Moves `f` into the new `node` and arms it, with `refs` (2: the
+  // handle's and the wheel's; or kByIdBit | the id's generation).
+  LoopNode* ArmNew(LoopNode* node, CallbackRef f, int64_t deadline_ns,
+                   int32_t refs) {
     // A stateless callable is not kept (trivially destructible: the
     // caller's object goes as it is).
     if (node->kind != LoopNode::Kind::kBare) {
       f.ops->move_to(f.callable, node->callable());
     }
-    RefEngine();     // the node's
-    node->refs = 2;  // the handle's and the wheel's
+    // A node a handle may hold keeps the engine; one held by id goes with
+    // the wheel's hold, by the close at the latest.
+    if (refs > 0) RefEngine();
+    node->refs = refs;
     ++pending_;
     Arm(node, deadline_ns);
-    return LoopTimer(this, node);
+    return node;
+  }
+  // Lets go of the wheel's hold on `node`: its reference, or, held by id,
+  // the node.
+  void Drop(LoopNode* node) {
+    if (node->by_id()) {
+      DropById(node);
+    } else {
+      Unref(node);
+    }
+  }
+  void DropById(LoopNode* node) {
+    // Its id is spent from here on, also for the callable's destructor.
+    node->refs = 0;
+    Free(node);
   }
   // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
   void Arm(LoopNode* node, int64_t deadline_ns) {
@@ -237,8 +325,40 @@ class LoopEngine {
   // One run, and what follows it (done, re-arm, the schedule's next run).
   void Run(LoopNode* node);
   void AfterRun(LoopNode* node, int64_t run_deadline_ns);
-  // The last reference went: destroys the callable and frees the node.
+  // The last reference went: frees the node and lets go of the engine.
   void Destroy(LoopNode* node);
+  // Destroys the callable and gives the node's block back.
+  void Free(LoopNode* node) {
+    // The callable's destructor may call into the wheel (and so may free
+    // other nodes), but not this node: no handle or id refers to it.
+    if (node->ops != nullptr && node->ops->destroy != nullptr) {
+      node->ops->destroy(node->callable());
+    }
+    switch (node->kind) {
+      case LoopNode::Kind::kBare:
+        node->~LoopNode();
+        bare_nodes_.Free(node);
+        break;
+      case LoopNode::Kind::kSmall:
+        node->~LoopNode();
+        small_nodes_.Free(node);
+        break;
+      case LoopNode::Kind::kWide:
+        node->~LoopNode();
+        wide_nodes_.Free(node);
+        break;
+      case LoopNode::Kind::kPeriodic:
+        static_cast<PeriodicLoopNode*>(node)->~PeriodicLoopNode();
+        periodic_nodes_.Free(node);
+        break;
+    }
+  }
+
+  // A LoopTimerId: the node's link, the tag of its pool (bare 1, small 2,
+  // wide 3; periodic timers are not held by id) and the generation.
+  static constexpr int kIdLinkShift = 33;
+  static constexpr int kIdTagShift = 31;
+  static constexpr uint32_t kIdGenerationMask = LoopNode::kByIdBit - 1;
 
   TimeBase time_;
   // time_.origin() in ns: for SteadyClock(), steady_clock's reading at the
@@ -247,7 +367,11 @@ class LoopEngine {
   const Divider by_tick_;          // divides by time_.tick_ns()
   const int64_t max_deadline_ns_;  // the last whole tick below 2^63 ns
   const int64_t max_pending_;
-  CeilNsCache delays_;  // AfterFunc's last delay
+  CeilNsCache delays_;          // AfterFunc's last delay
+  uint32_t id_generation_ = 0;  // the last id's
+  // Which chunks of the node arena are the pools' below (before them: they
+  // mark it).
+  LoopChunkTable chunks_;
   // The nodes' memory: neighbours in a bucket were mostly made one after
   // another, so a flush walks memory that is mostly contiguous. Each keeps
   // LoopOptions::spare_timers free blocks and gives back the rest.

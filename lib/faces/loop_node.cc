@@ -11,15 +11,19 @@
 
 namespace timingwheel::internal {
 
-LoopNodePool::LoopNodePool(size_t block_size, int64_t spare_blocks)
+LoopNodePool::LoopNodePool(size_t block_size, int64_t spare_blocks,
+                           LoopChunkTable* table, uint8_t tag)
     : block_size_(block_size),
       spare_blocks_(spare_blocks),
+      table_(table),
+      tag_(tag),
       chunk_blocks_(static_cast<int64_t>(kChunkBytes / block_size)) {
   UpdateReleaseBelow();
 }
 
 LoopNodePool::~LoopNodePool() {
   for (Chunk* chunk : chunks_) {
+    if (table_ != nullptr) table_->Set(chunk, 0);
     ASAN_UNPOISON_MEMORY_REGION(chunk, kChunkBytes);
     NodeArena::Get().Unmap(chunk, kChunkBytes);
   }
@@ -74,6 +78,7 @@ void LoopNodePool::NewChunk() {
   chunk->live = 0;
   chunk->index = chunks_.size();
   chunks_.push_back(chunk);
+  if (table_ != nullptr) table_->Set(chunk, tag_);
   current_ = chunk;
   bytes_ += block_size_;
   UpdateReleaseBelow();
@@ -87,6 +92,7 @@ void LoopNodePool::Release(Chunk* chunk) {
   chunks_[chunk->index] = last;
   chunks_.pop_back();
   if (current_ == chunk) current_ = nullptr;
+  if (table_ != nullptr) table_->Set(chunk, 0);
   ASAN_UNPOISON_MEMORY_REGION(chunk, kChunkBytes);
   NodeArena::Get().Unmap(chunk, kChunkBytes);
   UpdateReleaseBelow();

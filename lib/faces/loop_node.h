@@ -9,7 +9,8 @@
 //   0       16    CoreNode: prev, next (the core's), expiration (the
 //                 deadline)
 //   16      8     ops: how to run, move and destroy the callable
-//   24      4     refs: one per LoopTimer handle, one while the wheel holds it
+//   24      4     refs: one per LoopTimer handle, one while the wheel holds it;
+//                 or, for a timer held by id, its id's generation (below)
 //   28      4     state, kind, in_due, has_rearm
 //   32      16    the callable (kSmall: a block of 48 bytes)
 //           32    or (kWide: a block of 64 bytes, one cache line, e.g. an
@@ -40,6 +41,19 @@
 // Every chunk but the first is advised to use huge pages (madvise): a wheel
 // of a million timers walks nodes spread over 64 MiB.
 //
+// A timer held by id (LoopWheel::AfterFuncId and the like) has no handle:
+// the wheel alone holds its node, while it is pending or running, and frees
+// it when it ends. Its `refs` field holds kByIdBit | the generation of its id
+// instead of a count (negative, so by_id() tells the two apart), and
+// Destroy clears it before anything else, so that an id of an ended timer
+// never matches its block again, whatever the block holds next. An id (the
+// engine's: loop_engine.h) names the node's link, its pool and the
+// generation; before it reads a node, the engine asks its LoopChunkTable
+// whether the chunk there is still one of its own pools' of that block size
+// (a chunk of an ended timer may have gone back to the arena, and from there
+// to another wheel). A free block's `refs` stays readable under
+// AddressSanitizer for that check (ReadIdWord).
+//
 // Memory goes back after a spike: new blocks come from one chunk until it
 // has none left, then from the fullest chunk that has room (freed blocks are
 // reused last in, first out within it, so a loop that adds and stops timers
@@ -67,6 +81,7 @@
 #include <vector>
 
 #include "core/bucket.h"
+#include "core/node_link.h"
 #include "timingwheel/loop_wheel.h"
 #include "timingwheel/scheduler.h"
 
@@ -87,6 +102,10 @@ struct LoopNode : CoreNode {
   static constexpr size_t kSmallCallable = 16;
   static constexpr size_t kWideCallable = kLoopInlineCallable;
 
+  // The top bit of `refs` for a timer held by id: the rest is its id's
+  // generation.
+  static constexpr uint32_t kByIdBit = uint32_t{1} << 31;
+
   LoopNode(Kind kind, const CallbackOps* ops) : ops(ops), kind(kind) {}
 
   bool pending() const {
@@ -100,9 +119,12 @@ struct LoopNode : CoreNode {
   }
   // The deadline (see the top): the core's expiration.
   int64_t deadline_ns() const { return expiration(); }
+  // Held by id: the wheel alone holds it, and `refs` is its generation.
+  bool by_id() const { return refs < 0; }
 
   // The callable's operations; null once it was destroyed (the wheel went).
   const CallbackOps* ops;
+  // References (handles, and the wheel's), or kByIdBit | the generation.
   int32_t refs = 0;
   State state = State::kPending;
   const Kind kind;
@@ -136,12 +158,63 @@ struct PeriodicLoopNode : LoopNode {
 inline constexpr size_t kPeriodicLoopBlock =
     (sizeof(PeriodicLoopNode) + 15) / 16 * 16;
 
+// Lets a function read memory that AddressSanitizer holds poisoned.
+#if defined(__SANITIZE_ADDRESS__)
+#define TIMINGWHEEL_NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TIMINGWHEEL_NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
+#endif
+#endif
+#ifndef TIMINGWHEEL_NO_SANITIZE_ADDRESS
+#define TIMINGWHEEL_NO_SANITIZE_ADDRESS
+#endif
+
+// The `refs` word of the block at `address`, which may be free (poisoned
+// under AddressSanitizer: the id check reads it all the same). The block
+// must lie in a chunk that is mapped.
+TIMINGWHEEL_NO_SANITIZE_ADDRESS inline int32_t ReadIdWord(const void* address) {
+  return static_cast<const LoopNode*>(address)->refs;
+}
+
+// Which 4 MiB chunks of the node arena hold blocks of one engine's pools,
+// and of which (a tag, 1 to 3; 0: not this engine's). One byte per chunk the
+// arena can hold (8 KiB): a timer id is checked here before the node it
+// names is read (see the top).
+class LoopChunkTable {
+ public:
+  LoopChunkTable() : tags_(new uint8_t[kChunks]()) {}
+
+  // The tag of the chunk holding `address` (in the node arena).
+  uint8_t TagAt(const void* address) const { return tags_[IndexOf(address)]; }
+  // Marks the chunk at `chunk` as the pool's `tag`.
+  void Set(const void* chunk, uint8_t tag) { tags_[IndexOf(chunk)] = tag; }
+
+ private:
+  // Chunks are aligned to their 4 MiB in the address space, the arena's
+  // base only to a page: a chunk's index counts from the 4 MiB the base lies
+  // in.
+  static constexpr int kChunkShift = 22;
+  static size_t IndexOf(const void* address) {
+    return (reinterpret_cast<uintptr_t>(address) >> kChunkShift) -
+           (reinterpret_cast<uintptr_t>(NodeLink::At(0)) >> kChunkShift);
+  }
+  // Links are below 2^31 (node_link.h): the arena spans at most this many
+  // chunks, one more where its base is not on a chunk's boundary.
+  static constexpr size_t kChunks =
+      ((size_t{1} << 31) * NodeLink::kUnit >> kChunkShift) + 1;
+
+  const std::unique_ptr<uint8_t[]> tags_;
+};
+
 class LoopNodePool {
  public:
   // Blocks of `block_size` bytes (a multiple of 16, at least 32), aligned to
   // 16, or to 64 for blocks of 64 bytes; keeps `spare_blocks` free blocks
-  // when chunks empty (kMaxSpareTimers: keeps every chunk).
-  LoopNodePool(size_t block_size, int64_t spare_blocks);
+  // when chunks empty (kMaxSpareTimers: keeps every chunk). With a `table`,
+  // marks its chunks there as `tag` while it holds them.
+  LoopNodePool(size_t block_size, int64_t spare_blocks,
+               LoopChunkTable* table = nullptr, uint8_t tag = 0);
   LoopNodePool(const LoopNodePool&) = delete;
   LoopNodePool& operator=(const LoopNodePool&) = delete;
   // Returns the chunks. Precondition: no block is in use any more.
@@ -216,6 +289,8 @@ class LoopNodePool {
 
   const size_t block_size_;
   const int64_t spare_blocks_;
+  LoopChunkTable* const table_;  // may be null
+  const uint8_t tag_;
   // Blocks in a chunk, its header's included.
   const int64_t chunk_blocks_;
   Chunk* current_ = nullptr;  // where Allocate takes blocks from

@@ -54,7 +54,7 @@ void LoopTimer::Release() {
 bool LoopTimer::Stop() {
   if (node_ == nullptr) return false;
   engine_->CheckThread("LoopTimer::Stop");
-  return engine_->Stop(node_);
+  return engine_->Stop<internal::LoopEngine::Held::kByHandle>(node_);
 }
 
 bool LoopTimer::Reset(absl::Duration d) {
@@ -110,6 +110,56 @@ absl::StatusOr<LoopTimer> LoopWheel::ScheduleAt(absl::Duration when,
                                                 internal::CallbackRef f) {
   engine_->CheckThread("LoopWheel::AtClockTime");
   return engine_->ScheduleAt(when, f, "AtClockTime");
+}
+
+absl::StatusOr<LoopTimerId> LoopWheel::ScheduleAfterId(
+    absl::Duration d, internal::CallbackRef f) {
+  engine_->CheckThread("LoopWheel::AfterFuncId");
+  return engine_->ScheduleAfterId(d, f, "AfterFuncId");
+}
+
+absl::StatusOr<LoopTimerId> LoopWheel::ScheduleSteadyId(
+    int64_t steady_ns, internal::CallbackRef f) {
+  engine_->CheckThread("LoopWheel::AtId");
+  return engine_->ScheduleSteadyId(steady_ns, f);
+}
+
+absl::StatusOr<LoopTimerId> LoopWheel::ScheduleAtId(absl::Duration when,
+                                                    internal::CallbackRef f) {
+  engine_->CheckThread("LoopWheel::AtClockTimeId");
+  return engine_->ScheduleAtId(when, f, "AtClockTimeId");
+}
+
+bool LoopWheel::Stop(LoopTimerId id) {
+  engine_->CheckThread("LoopWheel::Stop");
+  internal::LoopNode* node = engine_->Find(id);
+  return node != nullptr &&
+         engine_->Stop<internal::LoopEngine::Held::kById>(node);
+}
+
+bool LoopWheel::Reset(LoopTimerId id, absl::Duration d) {
+  engine_->CheckThread("LoopWheel::Reset");
+  internal::LoopNode* node = engine_->Find(id);
+  return node != nullptr && engine_->Reset(node, d);
+}
+
+bool LoopWheel::Pending(LoopTimerId id) const {
+  engine_->CheckThread("LoopWheel::Pending");
+  const internal::LoopNode* node = engine_->Find(id);
+  return node != nullptr && node->pending();
+}
+
+std::optional<absl::Duration> LoopWheel::Deadline(LoopTimerId id) const {
+  engine_->CheckThread("LoopWheel::Deadline");
+  const internal::LoopNode* node = engine_->Find(id);
+  if (node == nullptr) return std::nullopt;
+  return engine_->Deadline(node);
+}
+
+std::optional<absl::Duration> LoopWheel::TimeLeft(LoopTimerId id) const {
+  const std::optional<absl::Duration> deadline = Deadline(id);
+  if (!deadline.has_value()) return std::nullopt;
+  return std::max(absl::ZeroDuration(), *deadline - engine_->Now());
 }
 
 absl::StatusOr<LoopTimer> LoopWheel::AfterFunc(absl::Duration d,

@@ -6,8 +6,9 @@
 //
 // A server watches four connections (socketpairs: the loop holds one end, a
 // client thread the other). Each connection has an idle timeout of 200 ms,
-// a LoopTimer that closes it and is pushed out (Reset) whenever data
-// arrives. The client writes to connections 0 and 1 every 10 ms for 400 ms,
+// a timer that closes it and is pushed out (Reset) whenever data arrives,
+// held by id (a LoopTimerId: 8 bytes in the connection, nothing to
+// release). The client writes to connections 0 and 1 every 10 ms for 400 ms,
 // then closes them; it never writes to 2 and 3, which their timeouts close.
 // The loop sleeps in epoll_wait on the sockets and on a timerfd armed from
 // LoopWheel::TimeUntilNext (disarmed when nothing is pending), handles the
@@ -60,9 +61,9 @@ constexpr uint64_t kTimerFdTag = ~uint64_t{0};  // the timerfd's epoll data
 enum class Closed { kOpen, kByIdleTimeout, kByClient };
 
 struct Connection {
-  int fd = -1;                   // the server's end, watched by the loop
-  timingwheel::LoopTimer idle;   // closes the connection when it runs
-  absl::Duration idle_deadline;  // its deadline, by the wheel's clock
+  int fd = -1;                    // the server's end, watched by the loop
+  timingwheel::LoopTimerId idle;  // closes the connection when it runs
+  absl::Duration idle_deadline;   // its deadline, by the wheel's clock
   Closed closed = Closed::kOpen;
   bool closed_early = false;  // the timeout ran before idle_deadline
 };
@@ -89,15 +90,15 @@ class Server {
     Connection& c = connections_.emplace_back();
     c.fd = fd;
     c.idle = wheel_
-                 ->AfterFunc(kIdleTimeout,
-                             [this, index] {
-                               Connection& idle = connections_[index];
-                               idle.closed_early =
-                                   clock_->Now() < idle.idle_deadline;
-                               Close(idle, Closed::kByIdleTimeout);
-                             })
+                 ->AfterFuncId(kIdleTimeout,
+                               [this, index] {
+                                 Connection& idle = connections_[index];
+                                 idle.closed_early =
+                                     clock_->Now() < idle.idle_deadline;
+                                 Close(idle, Closed::kByIdleTimeout);
+                               })
                  .value();
-    c.idle_deadline = *c.idle.Deadline();
+    c.idle_deadline = *wheel_->Deadline(c.idle);
     Watch(fd, index);
     ++open_;
   }
@@ -152,10 +153,10 @@ class Server {
     char buffer[64];
     const ssize_t got = read(c.fd, buffer, sizeof buffer);
     if (got > 0) {
-      c.idle.Reset(kIdleTimeout);  // activity: the timeout starts again
-      c.idle_deadline = *c.idle.Deadline();
+      wheel_->Reset(c.idle, kIdleTimeout);  // activity: starts again
+      c.idle_deadline = *wheel_->Deadline(c.idle);
     } else if (got == 0) {
-      c.idle.Stop();  // true: the timeout never runs
+      wheel_->Stop(c.idle);  // true: the timeout never runs
       Close(c, Closed::kByClient);
     } else if (errno != EAGAIN) {
       Fail("read");
