@@ -61,7 +61,9 @@
 //                              ops; one op = AfterFunc(1 s) + Stop
 //                              (cached:0, the clock read per call) or
 //                              At(the loop's cached time + 1 s) + Stop
-//                              (cached:1).
+//                              (cached:1). <LoopById>: the LoopWheel's
+//                              timers held by id (AfterFuncId or AtId,
+//                              then Stop(id)), <Loop>: by LoopTimer.
 //   BM_LoopFire                1M timers due over 1 s, run by a loop that
 //                              sleeps for TimeUntilNext, then RunDue:
 //                              lateness in ticks, early fires, lost timers,
@@ -250,11 +252,26 @@ using Asio = Baseline<AsioTimer>;
 
 constexpr absl::Duration kLoopTick = absl::Milliseconds(1);
 
-class Loop {
+// A LoopWheel timer's handle (LoopTimer) or id (LoopTimerId, with its wheel
+// to stop it).
+class LoopIdHandle {
  public:
-  using Handle = LoopTimer;
+  LoopIdHandle() = default;
+  LoopIdHandle(LoopWheel* wheel, LoopTimerId id) : wheel_(wheel), id_(id) {}
+  bool Stop() { return wheel_ != nullptr && wheel_->Stop(id_); }
+  bool Pending() const { return wheel_ != nullptr && wheel_->Pending(id_); }
 
-  explicit Loop(int /*workers*/) {
+ private:
+  LoopWheel* wheel_ = nullptr;
+  LoopTimerId id_;
+};
+
+template <bool kById>
+class LoopAdapter {
+ public:
+  using Handle = std::conditional_t<kById, LoopIdHandle, LoopTimer>;
+
+  explicit LoopAdapter(int /*workers*/) {
     LoopOptions options;
     options.tick = kLoopTick;
     options.wheel_size = 20;
@@ -266,13 +283,21 @@ class Loop {
   // a LoopWheel user's lambda does.
   template <class F>
   Handle AfterFunc(absl::Duration d, F&& f) {
-    return Adopt(wheel_->AfterFunc(d, std::forward<F>(f)));
+    if constexpr (kById) {
+      return Adopt(wheel_->AfterFuncId(d, std::forward<F>(f)));
+    } else {
+      return Adopt(wheel_->AfterFunc(d, std::forward<F>(f)));
+    }
   }
   template <class F>
   Handle AtNs(int64_t steady_ns, F&& f) {
-    return Adopt(wheel_->At(std::chrono::steady_clock::time_point(
-                                std::chrono::nanoseconds(steady_ns)),
-                            std::forward<F>(f)));
+    const std::chrono::steady_clock::time_point when{
+        std::chrono::nanoseconds(steady_ns)};
+    if constexpr (kById) {
+      return Adopt(wheel_->AtId(when, std::forward<F>(f)));
+    } else {
+      return Adopt(wheel_->At(when, std::forward<F>(f)));
+    }
   }
   std::optional<absl::Duration> TimeUntilNext() {
     return wheel_->TimeUntilNext();
@@ -298,10 +323,20 @@ class Loop {
     }
     return *std::move(timer);
   }
+  Handle Adopt(absl::StatusOr<LoopTimerId> id) {
+    if (!id.ok()) {
+      ++errors_;
+      return Handle();
+    }
+    return Handle(wheel_.get(), *id);
+  }
 
   std::unique_ptr<LoopWheel> wheel_;
   int64_t errors_ = 0;
 };
+
+using Loop = LoopAdapter<false>;
+using LoopById = LoopAdapter<true>;
 
 class LoopHeap {
  public:
@@ -1434,17 +1469,15 @@ TW_BENCHMARK_ALL(BM_AfterFuncStop_Shards, ->Apply(StopOptions)->Arg(1));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Shards, ->Apply(StopOptions)->Arg(4));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Shards, ->Apply(StopOptions)->Arg(16));
 
-void LoopStopOptions(benchmark::internal::Benchmark* b) {
+void LoopStopArgs(benchmark::internal::Benchmark* b) {
   b->Apply(StopOptions)->ArgNames({"pending", "cached", "turn"});
+  for (int64_t turn : {100, 10'000}) {
+    for (int64_t cached : {0, 1}) b->Args({1'000'000, cached, turn});
+  }
 }
-TW_BENCHMARK_LOOP(
-    BM_LoopAfterFuncStop, ->Apply(LoopStopOptions)->Args({1'000'000, 0, 100}));
-TW_BENCHMARK_LOOP(
-    BM_LoopAfterFuncStop, ->Apply(LoopStopOptions)->Args({1'000'000, 1, 100}));
-TW_BENCHMARK_LOOP(BM_LoopAfterFuncStop, ->Apply(LoopStopOptions)
-                                            ->Args({1'000'000, 0, 10'000}));
-TW_BENCHMARK_LOOP(BM_LoopAfterFuncStop, ->Apply(LoopStopOptions)
-                                            ->Args({1'000'000, 1, 10'000}));
+TW_BENCHMARK_LOOP(BM_LoopAfterFuncStop, ->Apply(LoopStopArgs));
+// The same pairs with timers held by id (AfterFuncId or AtId, then Stop(id)).
+BENCHMARK_TEMPLATE(BM_LoopAfterFuncStop, LoopById)->Apply(LoopStopArgs);
 
 void MemoryOptions(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
