@@ -201,24 +201,26 @@ TEST(LoopChunkTableTest, MarksEveryAddressOfAPoolsChunksWhileItHoldsThem) {
   const std::vector<void*> blocks = Fill(&pool, kSmall, 2);
   for (void* block : {blocks.front(), blocks.back()}) {
     // The chunk's first and last 16 bytes (its header, its last block's
-    // end), whatever the node arena's base is aligned to.
+    // end).
     const uintptr_t chunk =
         Address(block) & ~(uintptr_t{LoopNodePool::kChunkBytes} - 1);
-    const auto* first = reinterpret_cast<const char*>(chunk);
+    const uint32_t first = NodeLink::Of(reinterpret_cast<const void*>(chunk));
     EXPECT_EQ(table.TagAt(first), 2);
-    EXPECT_EQ(table.TagAt(first + LoopNodePool::kChunkBytes - 16), 2);
-    EXPECT_EQ(table.TagAt(block), 2);
+    const uint32_t last_unit =
+        first + LoopNodePool::kChunkBytes / NodeLink::kUnit - 1;
+    EXPECT_EQ(table.TagAt(last_unit), 2);
+    EXPECT_EQ(table.TagAt(NodeLink::Of(block)), 2);
   }
   const uintptr_t last_chunk =
       Address(blocks.back()) & ~(uintptr_t{LoopNodePool::kChunkBytes} - 1);
   // Past the last chunk: not the pool's (the arena maps chunks upwards).
-  EXPECT_EQ(table.TagAt(reinterpret_cast<const char*>(last_chunk) +
-                        LoopNodePool::kChunkBytes),
+  EXPECT_EQ(table.TagAt(NodeLink::Of(reinterpret_cast<const void*>(
+                last_chunk + LoopNodePool::kChunkBytes))),
             0);
   for (void* block : blocks) pool.Free(block);
   EXPECT_EQ(pool.bytes(), 0u);  // both chunks went back, and their marks
-  EXPECT_EQ(table.TagAt(blocks.front()), 0);
-  EXPECT_EQ(table.TagAt(blocks.back()), 0);
+  EXPECT_EQ(table.TagAt(NodeLink::Of(blocks.front())), 0);
+  EXPECT_EQ(table.TagAt(NodeLink::Of(blocks.back())), 0);
 }
 
 TEST(LoopNodePoolTest, RandomSpikesNeverShareOrCorruptABlock) {

@@ -73,6 +73,9 @@ TEST(NodeArenaTest, LinksNameAddressesAndAreNeverZero) {
   // Every address of the arena fits 31 bits (the core keeps the top one).
   EXPECT_LE(arena.reserved(), NodeArena::kMaxBytes);
   EXPECT_LT(NodeLink::Of(range + kGrain - NodeLink::kUnit), 1u << 31);
+  // The base is aligned to 4 MiB: a 4 MiB chunk is a range of links.
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(NodeLink::At(0)) % NodeLink::kBaseAlign,
+            0u);
   arena.Unmap(range, kGrain);
 }
 

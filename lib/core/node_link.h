@@ -29,6 +29,10 @@ class NodeLink {
  public:
   // The unit of a link, and the alignment of every node.
   static constexpr size_t kUnit = 16;
+  // The base's alignment (4 MiB): a range of memory as aligned and as long
+  // (a LoopWheel's chunk of nodes) is the range of links that share
+  // `link / (kBaseAlign / kUnit)`.
+  static constexpr size_t kBaseAlign = size_t{4} << 20;
 
   // The name of the node at `address` (in the range, aligned to kUnit), and
   // back.

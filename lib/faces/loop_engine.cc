@@ -10,6 +10,7 @@
 #include <new>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -81,9 +82,13 @@ void LoopEngine::CloseAndRelease() {
     auto* node = static_cast<LoopNode*>(core_node);
     node->in_due = false;
     node->state = LoopNode::State::kCancelled;
+    if (node->by_id()) {
+      DropById(node);  // destroys the callable, frees the node
+      continue;
+    }
     const CallbackOps* ops = std::exchange(node->ops, nullptr);
     if (ops->destroy != nullptr) ops->destroy(node->callable());
-    Drop(node);
+    Unref(node);  // the wheel's; handles keep the node
   }
   UnrefEngine();
 }
@@ -187,7 +192,18 @@ void LoopEngine::ResetDue() {
 }
 
 void LoopEngine::Destroy(LoopNode* node) {
-  Free(node);
+  // The callable's destructor may call into the wheel (and so may free
+  // other nodes), but not this node: no handle refers to it any more.
+  if (node->ops != nullptr && node->ops->destroy != nullptr) {
+    node->ops->destroy(node->callable());
+  }
+  if (node->kind == LoopNode::Kind::kPeriodic) {
+    static_cast<PeriodicLoopNode*>(node)->~PeriodicLoopNode();
+    periodic_nodes_.Free(node);
+  } else {
+    static_assert(std::is_trivially_destructible_v<LoopNode>);
+    (this->*kOneShotPools[static_cast<int>(node->kind)]).Free(node);
+  }
   UnrefEngine();  // the node's
 }
 

@@ -144,14 +144,15 @@ class LoopEngine {
     switch (node->state) {
       case State::kPending:
         Unlink(node);
-        node->state = State::kStopped;
         --pending_;
         // A handle keeps the node; one held by id goes.
         if constexpr (kHeld == Held::kByHandle) {
+          node->state = State::kStopped;
           Unref(node);
         } else if constexpr (kHeld == Held::kById) {
           DropById(node);
         } else {
+          node->state = State::kStopped;
           Drop(node);
         }
         return true;
@@ -176,7 +177,7 @@ class LoopEngine {
     void* const address = NodeLink::At(link);
     // A chunk of this engine's pool of that block size (so mapped, and
     // `link` on a block's start), then the block's generation.
-    if (tag == 0 || chunks_.TagAt(address) != tag ||
+    if (tag == 0 || chunks_.TagAt(link) != tag ||
         ReadIdWord(address) !=
             static_cast<int32_t>(LoopNode::kByIdBit |
                                  (value & kIdGenerationMask))) {
@@ -296,9 +297,12 @@ class LoopEngine {
     }
   }
   void DropById(LoopNode* node) {
-    // Its id is spent from here on, also for the callable's destructor.
+    // Its id is spent from here on, also for the callable's destructor,
+    // which may call into the wheel (and so may free other nodes).
     node->refs = 0;
-    Free(node);
+    if (node->ops->destroy != nullptr) node->ops->destroy(node->callable());
+    // A one-shot node: its pool by its kind.
+    (this->*kOneShotPools[static_cast<int>(node->kind)]).Free(node);
   }
   // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
   void Arm(LoopNode* node, int64_t deadline_ns) {
@@ -325,34 +329,10 @@ class LoopEngine {
   // One run, and what follows it (done, re-arm, the schedule's next run).
   void Run(LoopNode* node);
   void AfterRun(LoopNode* node, int64_t run_deadline_ns);
-  // The last reference went: frees the node and lets go of the engine.
+  // The last reference to a node a handle held went: destroys the
+  // callable (unless the close did), frees the node and lets go of the
+  // engine.
   void Destroy(LoopNode* node);
-  // Destroys the callable and gives the node's block back.
-  void Free(LoopNode* node) {
-    // The callable's destructor may call into the wheel (and so may free
-    // other nodes), but not this node: no handle or id refers to it.
-    if (node->ops != nullptr && node->ops->destroy != nullptr) {
-      node->ops->destroy(node->callable());
-    }
-    switch (node->kind) {
-      case LoopNode::Kind::kBare:
-        node->~LoopNode();
-        bare_nodes_.Free(node);
-        break;
-      case LoopNode::Kind::kSmall:
-        node->~LoopNode();
-        small_nodes_.Free(node);
-        break;
-      case LoopNode::Kind::kWide:
-        node->~LoopNode();
-        wide_nodes_.Free(node);
-        break;
-      case LoopNode::Kind::kPeriodic:
-        static_cast<PeriodicLoopNode*>(node)->~PeriodicLoopNode();
-        periodic_nodes_.Free(node);
-        break;
-    }
-  }
 
   // A LoopTimerId: the node's link, the tag of its pool (bare 1, small 2,
   // wide 3; periodic timers are not held by id) and the generation.
@@ -379,6 +359,11 @@ class LoopEngine {
   LoopNodePool small_nodes_;
   LoopNodePool wide_nodes_;
   LoopNodePool periodic_nodes_;
+  // The pools of one-shot nodes, by LoopNode::Kind (their nodes are
+  // trivially destructible).
+  static constexpr LoopNodePool LoopEngine::*kOneShotPools[] = {
+      &LoopEngine::bare_nodes_, &LoopEngine::small_nodes_,
+      &LoopEngine::wide_nodes_};
   WheelCore core_;
   // The due timers, in order: RunDue runs [due_next_, end) (a null was
   // stopped), Advance and Arm append (each node's `index` its position).

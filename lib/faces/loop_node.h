@@ -185,24 +185,22 @@ class LoopChunkTable {
  public:
   LoopChunkTable() : tags_(new uint8_t[kChunks]()) {}
 
-  // The tag of the chunk holding `address` (in the node arena).
-  uint8_t TagAt(const void* address) const { return tags_[IndexOf(address)]; }
+  // The tag of the chunk holding the node at `link`.
+  uint8_t TagAt(uint32_t link) const { return tags_[link >> kLinkShift]; }
   // Marks the chunk at `chunk` as the pool's `tag`.
-  void Set(const void* chunk, uint8_t tag) { tags_[IndexOf(chunk)] = tag; }
+  void Set(const void* chunk, uint8_t tag) {
+    tags_[NodeLink::Of(chunk) >> kLinkShift] = tag;
+  }
 
  private:
-  // Chunks are aligned to their 4 MiB in the address space, the arena's
-  // base only to a page: a chunk's index counts from the 4 MiB the base lies
-  // in.
-  static constexpr int kChunkShift = 22;
-  static size_t IndexOf(const void* address) {
-    return (reinterpret_cast<uintptr_t>(address) >> kChunkShift) -
-           (reinterpret_cast<uintptr_t>(NodeLink::At(0)) >> kChunkShift);
-  }
-  // Links are below 2^31 (node_link.h): the arena spans at most this many
-  // chunks, one more where its base is not on a chunk's boundary.
-  static constexpr size_t kChunks =
-      ((size_t{1} << 31) * NodeLink::kUnit >> kChunkShift) + 1;
+  // A chunk is 4 MiB, aligned to its size, as the arena's base is: the
+  // links of one chunk share link >> kLinkShift.
+  static constexpr size_t kChunkBytes = size_t{4} << 20;
+  static_assert(kChunkBytes == NodeLink::kBaseAlign);
+  static constexpr int kLinkShift = 22 - 4;
+  static_assert(size_t{1} << kLinkShift == kChunkBytes / NodeLink::kUnit);
+  // Links are below 2^31 (node_link.h).
+  static constexpr size_t kChunks = size_t{1} << (31 - kLinkShift);
 
   const std::unique_ptr<uint8_t[]> tags_;
 };
@@ -245,6 +243,8 @@ class LoopNodePool {
   size_t bytes() const { return bytes_; }
 
   static constexpr size_t kChunkBytes = size_t{4} << 20;
+  static_assert(kChunkBytes == NodeLink::kBaseAlign,
+                "a chunk is a range of links (LoopChunkTable)");
 
  private:
   struct FreeBlock {

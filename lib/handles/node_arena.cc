@@ -22,11 +22,22 @@ NodeArena& NodeArena::Get() {
 }
 
 NodeArena::NodeArena() {
+  constexpr size_t kAlign = NodeLink::kBaseAlign;
   for (size_t bytes = kMaxBytes; bytes >= kMinBytes; bytes /= 2) {
-    void* reserved = mmap(nullptr, bytes, PROT_NONE,
+    // kAlign more, to start on a multiple of kAlign; the ends are given
+    // back.
+    void* reserved = mmap(nullptr, bytes + kAlign, PROT_NONE,
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (reserved == MAP_FAILED) continue;
-    NodeLink::base_ = static_cast<char*>(reserved);
+    char* const start = static_cast<char*>(reserved);
+    char* const base = reinterpret_cast<char*>(
+        (reinterpret_cast<uintptr_t>(start) + kAlign - 1) & ~(kAlign - 1));
+    if (base != start) munmap(start, static_cast<size_t>(base - start));
+    char* const end = start + bytes + kAlign;
+    if (base + bytes != end) {
+      munmap(base + bytes, static_cast<size_t>(end - (base + bytes)));
+    }
+    NodeLink::base_ = base;
     reserved_ = bytes;
     break;
   }

@@ -11,7 +11,8 @@
 // arena (the top bit of a link is the core's: a bucket, not a node).
 //
 // Design: the arena is reserved once, at first use, as address space only
-// (PROT_NONE, MAP_NORESERVE: no memory, no commit charge). The node pools
+// (PROT_NONE, MAP_NORESERVE: no memory, no commit charge), from an address
+// aligned to NodeLink::kBaseAlign (4 MiB). The node pools
 // (node_pool.h, loop_node.h) map their regions and chunks inside it (Map:
 // the pages become readable and writable, and are touched only when used)
 // and give them back (Unmap: the pages go back to the system and the range
