@@ -80,49 +80,39 @@ class LoopEngine {
 
   // A new timer running `f` after `d` (due now for d <= 0), at the
   // steady_clock time `steady_ns`, at the clock time `when`, or when
-  // `scheduler` says; `caller` names the member in errors.
-  // Inline, as ScheduleSteady: a loop's AfterFunc reads the clock and makes
-  // one arm.
+  // `scheduler` says, held by a LoopTimer or (the ...Id ones) by id;
+  // `caller` names the member in errors. AfterFunc's and At's are inline
+  // with the arm they make: a loop's AfterFunc, or At with its cached time,
+  // is its hot path.
   absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d, CallbackRef f,
                                           const char* caller) {
     int64_t deadline_ns;
-    if (d == -absl::InfiniteDuration() || !MayAdd(f) ||
-        !time_.TryDeadlineAfter(time_.NowNs(), d, &deadline_ns, &delays_)) {
-      return RefuseAfter(d, f, caller);
-    }
+    if (!AdmitAfter(d, f, &deadline_ns)) return RefuseAfter(d, f, caller);
     return NewOneShot(f, deadline_ns);
   }
-  // Inline, with the arm it makes: a loop's At with its cached time is its
-  // hot path.
-  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns, CallbackRef f) {
-    int64_t deadline_ns;
-    if (!time_.steady() || !MayAdd(f) ||
-        !SteadyDeadline(steady_ns, &deadline_ns)) {
-      return RefuseSteady(steady_ns, f);
-    }
-    return NewOneShot(f, deadline_ns);
-  }
-  absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when, CallbackRef f,
-                                       const char* caller);
-  // The same, for a timer held by id.
   absl::StatusOr<LoopTimerId> ScheduleAfterId(absl::Duration d, CallbackRef f,
                                               const char* caller) {
     int64_t deadline_ns;
-    if (d == -absl::InfiniteDuration() || !MayAdd(f) ||
-        !time_.TryDeadlineAfter(time_.NowNs(), d, &deadline_ns, &delays_)) {
-      return RefuseAfter(d, f, caller);
-    }
+    if (!AdmitAfter(d, f, &deadline_ns)) return RefuseAfter(d, f, caller);
     return NewOneShotId(f, deadline_ns);
+  }
+  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns, CallbackRef f) {
+    int64_t deadline_ns;
+    if (!AdmitSteady(steady_ns, f, &deadline_ns)) {
+      return RefuseSteady(steady_ns, f);
+    }
+    return NewOneShot(f, deadline_ns);
   }
   absl::StatusOr<LoopTimerId> ScheduleSteadyId(int64_t steady_ns,
                                                CallbackRef f) {
     int64_t deadline_ns;
-    if (!time_.steady() || !MayAdd(f) ||
-        !SteadyDeadline(steady_ns, &deadline_ns)) {
+    if (!AdmitSteady(steady_ns, f, &deadline_ns)) {
       return RefuseSteady(steady_ns, f);
     }
     return NewOneShotId(f, deadline_ns);
   }
+  absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when, CallbackRef f,
+                                       const char* caller);
   absl::StatusOr<LoopTimerId> ScheduleAtId(absl::Duration when, CallbackRef f,
                                            const char* caller);
   absl::StatusOr<LoopTimer> SchedulePeriodic(
@@ -219,6 +209,17 @@ class LoopEngine {
            (max_pending_ == 0 || pending_ < max_pending_);
   }
   absl::Status RefuseNew(CallbackRef f, const char* caller) const;
+  // Whether a new timer running `f` after `d` (or at the steady_clock time
+  // `steady_ns`) is taken, and its deadline in `*deadline_ns`; if not,
+  // RefuseAfter (RefuseSteady) says why.
+  bool AdmitAfter(absl::Duration d, CallbackRef f, int64_t* deadline_ns) {
+    return d != -absl::InfiniteDuration() && MayAdd(f) &&
+           time_.TryDeadlineAfter(time_.NowNs(), d, deadline_ns, &delays_);
+  }
+  bool AdmitSteady(int64_t steady_ns, CallbackRef f, int64_t* deadline_ns) {
+    return time_.steady() && MayAdd(f) &&
+           SteadyDeadline(steady_ns, deadline_ns);
+  }
   // The deadline of a timer at the steady_clock time `steady_ns`, in
   // `*deadline_ns`; false when it is past the supported range.
   bool SteadyDeadline(int64_t steady_ns, int64_t* deadline_ns) const {
