@@ -632,6 +632,15 @@ TEST(LoopWheelDeathTest, ACallFromAnotherThreadAbortsNamingBothThreads) {
       },
       "LoopWheel::AfterFunc called on thread .* but this LoopWheel belongs "
       "to thread");
+  // The members by id too.
+  EXPECT_DEATH(
+      {
+        std::unique_ptr<LoopWheel> wheel = LoopWheel::Create().value();
+        const LoopTimerId id = wheel->AfterFuncId(Ms(1), [] {}).value();
+        std::thread([&] { wheel->Stop(id); }).join();
+      },
+      "LoopWheel::Stop called on thread .* but this LoopWheel belongs to "
+      "thread");
 }
 #endif
 

@@ -307,9 +307,9 @@ class LoopEngine {
   }
   // Links `node` (the wheel holds it) at `deadline_ns`, into `due_` if due.
   void Arm(LoopNode* node, int64_t deadline_ns) {
-    node->set_expiration(deadline_ns);  // the deadline, linked or due
     node->state = LoopNode::State::kPending;
     node->has_rearm = false;
+    // Sets the deadline (the expiration), linked or due.
     if (core_.Add(node, deadline_ns)) return;
     node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
     node->next = static_cast<uint32_t>(due_.size());
