@@ -11,7 +11,8 @@
 //     (by id or by handle), when its chunk went back to the system (read
 //     under AddressSanitizer: no report), and when that chunk came back to
 //     a pool of another block size;
-//   * an empty id, and an id of another wheel, name nothing;
+//   * an empty id, and an id of another wheel, name nothing, also where
+//     that wheel reused the memory of the id's node;
 //   * errors name the member; callables held by id are destroyed once, at
 //     the latest when the wheel goes; the callable's destructor finds its
 //     id spent.
@@ -239,6 +240,25 @@ TEST_F(LoopTimerIdNoSpareTest, AnIdWhoseMemoryWentBackIsSpentAndSafe) {
   EXPECT_TRUE(wheel_->Pending(again));
   EXPECT_EQ(RunAt(Ms(10)), 1);
   ExpectSpent(again);
+}
+
+TEST_F(LoopTimerIdNoSpareTest, AnIdNamesNothingOfAWheelThatReusedItsMemory) {
+  int64_t a = 1;
+  const LoopTimerId theirs =
+      wheel_->AfterFuncId(Ms(10), [a] { (void)a; }).value();
+  ASSERT_TRUE(wheel_->Stop(theirs));  // its chunk goes back to the arena
+  // The next wheel's first timer of the same size takes that chunk, and
+  // the same block in it.
+  std::unique_ptr<LoopWheel> next =
+      LoopWheel::Create(LoopOptions{.clock = clock_, .spare_timers = 0})
+          .value();
+  const LoopTimerId ours = next->AfterFuncId(Ms(10), [a] { (void)a; }).value();
+  ASSERT_EQ(NodeOf(ours), NodeOf(theirs));
+  EXPECT_FALSE(next->Pending(theirs));
+  EXPECT_FALSE(next->Stop(theirs));
+  EXPECT_FALSE(next->Reset(theirs, Ms(50)));
+  EXPECT_EQ(next->Deadline(ours), Ms(10));
+  EXPECT_TRUE(next->Stop(ours));
 }
 
 TEST_F(LoopTimerIdTest, EmptyIdsAndIdsOfAnotherWheelNameNothing) {

@@ -210,8 +210,11 @@ using ScopedLoopTimer = BasicScopedTimer<LoopTimer>;
 // reused by another timer or went back to the system. (Its generation is
 // 31 bits: only if the wheel has scheduled a multiple of 2^31 timers by id
 // since, and the last of them took that very node, does a spent id name
-// that new timer.) Copies name the same timer. An id names no timer of any
-// other wheel.
+// that new timer.) Copies name the same timer. Pass an id only to the wheel
+// that gave it; another wheel answers false or nullopt for it too, also
+// where it reused the memory of the id's node (each wheel counts
+// generations from a start of its own: they meet only by the same kind of
+// chance).
 class LoopTimerId {
  public:
   // Names no timer: the wheel's calls return false or nullopt.

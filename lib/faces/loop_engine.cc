@@ -4,6 +4,7 @@
 #include "faces/loop_engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -26,6 +27,15 @@ constexpr size_t kRunAhead = 8;
 // The room for due timers that RunDue keeps once they ran (512 KiB).
 constexpr size_t kKeepDue = size_t{64} * 1024;
 
+// Where a new engine's id generations start: each engine of the process
+// elsewhere (2^31 times the golden ratio's fraction apart, modulo 2^31), so
+// that an id passed to a wheel that reused its giver's memory does not
+// match by the two wheels counting alike.
+uint32_t FirstIdGeneration() {
+  static std::atomic<uint32_t> engines{0};
+  return engines.fetch_add(1, std::memory_order_relaxed) * 0x9E3779B9u;
+}
+
 }  // namespace
 
 absl::StatusOr<LoopEngine*> LoopEngine::Create(LoopOptions options) {
@@ -41,6 +51,7 @@ LoopEngine::LoopEngine(LoopOptions options)
       by_tick_(time_.tick_ns()),
       max_deadline_ns_(kMaxTick / time_.tick_ns() * time_.tick_ns()),
       max_pending_(options.max_pending),
+      id_generation_(FirstIdGeneration()),
       bare_nodes_(kBareLoopBlock, options.spare_timers, &chunks_,
                   static_cast<uint8_t>(LoopNode::Kind::kBare) + 1),
       small_nodes_(kSmallLoopBlock, options.spare_timers, &chunks_,

@@ -348,8 +348,10 @@ class LoopEngine {
   const Divider by_tick_;          // divides by time_.tick_ns()
   const int64_t max_deadline_ns_;  // the last whole tick below 2^63 ns
   const int64_t max_pending_;
-  CeilNsCache delays_;          // AfterFunc's last delay
-  uint32_t id_generation_ = 0;  // the last id's
+  CeilNsCache delays_;  // AfterFunc's last delay
+  // The last id's generation, masked when used; a new engine's starts
+  // where no other engine's did.
+  uint32_t id_generation_;
   // Which chunks of the node arena are the pools' below (before them: they
   // mark it).
   LoopChunkTable chunks_;
