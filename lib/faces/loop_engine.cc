@@ -28,9 +28,9 @@ constexpr size_t kRunAhead = 8;
 constexpr size_t kKeepDue = size_t{64} * 1024;
 
 // Where a new engine's id generations start: each engine of the process
-// elsewhere (2^31 times the golden ratio's fraction apart, modulo 2^31), so
-// that an id passed to a wheel that reused its giver's memory does not
-// match by the two wheels counting alike.
+// elsewhere (steps of 2^32 divided by the golden ratio, which spread the
+// starts evenly over the 31 bits used), so that an id passed to a wheel that
+// reused its giver's memory does not match by the two wheels counting alike.
 uint32_t FirstIdGeneration() {
   static std::atomic<uint32_t> engines{0};
   return engines.fetch_add(1, std::memory_order_relaxed) * 0x9E3779B9u;
