@@ -30,8 +30,8 @@ NodeArena::NodeArena() {
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (reserved == MAP_FAILED) continue;
     char* const start = static_cast<char*>(reserved);
-    char* const base = reinterpret_cast<char*>(
-        (reinterpret_cast<uintptr_t>(start) + kAlign - 1) & ~(kAlign - 1));
+    char* const base =
+        start + (kAlign - reinterpret_cast<uintptr_t>(start) % kAlign) % kAlign;
     if (base != start) munmap(start, static_cast<size_t>(base - start));
     char* const end = start + bytes + kAlign;
     if (base + bytes != end) {
