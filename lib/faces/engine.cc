@@ -215,6 +215,7 @@ absl::StatusOr<TimerNode*> Engine::NewUnstamped(CallbackRef f, int64_t d_ns,
     // The advancer stopped polling meanwhile: stamped here, as any arm.
     now_ns = time_.NowNs();
     if (time_.TryDeadlineAfter(now_ns, d, &deadline_ns)) {
+      node->set_expiration(deadline_ns);  // no other thread has the node
       if (HandOn(node, 0, /*was_pending=*/false, deadline_ns, now_ns)) {
         return node;
       }
@@ -241,6 +242,7 @@ absl::StatusOr<TimerNode*> Engine::NewArmed(
   // task's).
   TimerNode* node =
       TimerNode::New(&nodes_, f, std::move(scheduler), /*refs=*/2);
+  node->set_expiration(deadline_ns);  // no other thread has the node yet
   if (HandOn(node, 0, /*was_pending=*/false, deadline_ns, now_ns)) {
     return node;
   }
@@ -253,7 +255,6 @@ absl::StatusOr<TimerNode*> Engine::NewArmed(
 
 bool Engine::HandOn(TimerNode* node, uint64_t gen, bool was_pending,
                     int64_t deadline_ns, int64_t now_ns) {
-  node->set_expiration(deadline_ns);  // the arm's deadline
   if (deadline_ns <= now_ns) {
     uint64_t expected = MakeStateWord(gen, State::kPending);
     if (!node->CasState(expected, MakeStateWord(gen, State::kDispatched))) {

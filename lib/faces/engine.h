@@ -216,7 +216,11 @@ class Engine : public RefCounted {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   // Hands a new arm (gen, kPending) at `deadline_ns` on: to the runner if it
   // is due by `now_ns`, else to the advancer. False once shut down (the arm
-  // is then cancelled, and counted by whether `was_pending`).
+  // is then cancelled, and counted by whether `was_pending`). The node holds
+  // the deadline already: written by whoever armed it (a Reset under the
+  // node lock, with its compare-and-swap). HandOn never writes it, or a
+  // Reset's HandOn that ran late would put its older deadline back under a
+  // newer Reset's arm, which would then run early.
   bool HandOn(TimerNode* node, uint64_t gen, bool was_pending,
               int64_t deadline_ns, int64_t now_ns);
   // After a Stop (or a Reset) ended arm `gen` of a node that may sit in a
