@@ -766,6 +766,47 @@ TEST_F(TimingWheelTest, StopOfPendingTimerReturnsTrueAndItNeverRuns) {
   EXPECT_EQ(log->count(), 0);
 }
 
+// A Stop right after its AfterFunc, on the same thread, usually finds the
+// arm still in the thread's lane: with the handle alone it ends there
+// (Engine::Stop's fast path), with a copy alive (or stopped through the
+// copy) the general path ends it. Either way: true once, never runs,
+// counted, and a Reset arms it again.
+TEST_F(TimingWheelTest, StopRightAfterAfterFuncEndsItWithOrWithoutCopies) {
+  constexpr int kTimers = 3000;
+  auto log = NewLog();
+  std::vector<Timer> kept;
+  for (int i = 0; i < kTimers; ++i) {
+    Timer timer = After(kTick * (1 + i % 50), log);
+    switch (i % 3) {
+      case 0:
+        EXPECT_TRUE(timer.Stop()) << i;
+        break;
+      case 1: {
+        const Timer copy = timer;
+        EXPECT_TRUE(timer.Stop()) << i;
+        EXPECT_FALSE(copy.Pending()) << i;
+        break;
+      }
+      default: {
+        Timer copy = timer;
+        EXPECT_TRUE(copy.Stop()) << i;
+        break;
+      }
+    }
+    EXPECT_FALSE(timer.Stop()) << i;
+    EXPECT_FALSE(timer.Pending()) << i;
+    if (i % 100 == 0) kept.push_back(timer);
+  }
+  EXPECT_EQ(wheel_->Pending(), 0);
+  EXPECT_EQ(wheel_->GetStats().stopped, kTimers);
+  Advance(kTick * 60);
+  EXPECT_EQ(log->count(), 0);
+  for (Timer& timer : kept) EXPECT_FALSE(timer.Reset(kTick));
+  EXPECT_EQ(wheel_->Pending(), static_cast<int64_t>(kept.size()));
+  Advance(kTick);
+  EXPECT_EQ(log->count(), static_cast<int64_t>(kept.size()));
+}
+
 TEST_F(TimingWheelTest, StopOfFiredTimerReturnsFalse) {
   auto log = NewLog();
   Timer timer = After(kTick, log);
