@@ -121,6 +121,33 @@ TEST(LoopNodePoolTest, GivesBackEmptyChunksBeyondTheSpareAndGrowsAgain) {
   }
 }
 
+// The pattern of a loop's AfterFunc + Stop beside full chunks of pending
+// timers: the current chunk empties at each pair. It stays while the other
+// chunks have fewer than the spare free blocks, counting the blocks freed
+// there meanwhile (timers that ran or were stopped), and goes back once
+// they have.
+TEST(LoopNodePoolTest,
+     TheCurrentChunkEmptiedByPairsGoesBackOnceOthersHaveRoom) {
+  const int64_t per_chunk = ChunkBlocks(kSmall);
+  const int64_t spare = per_chunk / 2;
+  LoopNodePool pool(kSmall, spare);
+  const std::vector<void*> pending = Fill(&pool, kSmall, 3);
+  const size_t full = pool.bytes();
+  for (int pair = 0; pair < 3; ++pair) {
+    pool.Free(pool.Allocate());  // a fourth chunk, emptied
+    EXPECT_EQ(pool.bytes(), full + 2 * kSmall) << "pair " << pair;
+  }
+  // The first chunk's blocks but one less than the spare go: still kept.
+  for (int64_t i = 0; i < spare - 1; ++i) pool.Free(pending[i]);
+  pool.Free(pool.Allocate());
+  EXPECT_EQ(pool.bytes(), full + 2 * kSmall);
+  // One more: now the others have the spare, and the emptied chunk goes.
+  pool.Free(pending[spare - 1]);
+  pool.Free(pool.Allocate());
+  EXPECT_EQ(pool.bytes(), full);
+  for (size_t i = spare; i < pending.size(); ++i) pool.Free(pending[i]);
+}
+
 TEST(LoopNodePoolTest, ASpareOfZeroGivesBackEveryChunk) {
   LoopNodePool pool(kWide, 0);
   std::vector<void*> blocks = Fill(&pool, kWide, 3);

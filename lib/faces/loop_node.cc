@@ -5,6 +5,7 @@
 
 #include <sys/mman.h>
 
+#include <cassert>
 #include <cstdint>
 
 #include "handles/node_arena.h"
@@ -43,7 +44,7 @@ void* LoopNodePool::AllocateSlow() {
     if (fullest == nullptr) {
       NewChunk();
     } else {
-      current_ = fullest;
+      SetCurrent(fullest);
     }
     if (current_->free != nullptr) return Allocate();
   }
@@ -54,9 +55,22 @@ void* LoopNodePool::AllocateSlow() {
   return block;
 }
 
+void LoopNodePool::SetCurrent(Chunk* chunk) {
+  current_ = chunk;
+  others_live_ = 0;
+  for (const Chunk* each : chunks_) {
+    if (each != chunk) others_live_ += each->live;
+  }
+}
+
 void LoopNodePool::ReleaseIfSpare(Chunk* chunk) {
-  int64_t live = 0;
-  for (const Chunk* each : chunks_) live += each->live;
+  const int64_t live =
+      others_live_ + (current_ != nullptr ? current_->live : 0);
+#ifndef NDEBUG
+  int64_t summed = 0;
+  for (const Chunk* each : chunks_) summed += each->live;
+  assert(live == summed && "others_live_ is off");
+#endif
   if (live < release_below_) Release(chunk);
 }
 
@@ -79,7 +93,7 @@ void LoopNodePool::NewChunk() {
   chunk->index = chunks_.size();
   chunks_.push_back(chunk);
   if (table_ != nullptr) table_->Set(chunk, tag_);
-  current_ = chunk;
+  SetCurrent(chunk);
   bytes_ += block_size_;
   UpdateReleaseBelow();
 }
@@ -91,7 +105,8 @@ void LoopNodePool::Release(Chunk* chunk) {
   last->index = chunk->index;
   chunks_[chunk->index] = last;
   chunks_.pop_back();
-  if (current_ == chunk) current_ = nullptr;
+  // Empty: the others' count stays as it is, unless they are all others now.
+  if (current_ == chunk) SetCurrent(nullptr);
   if (table_ != nullptr) table_->Set(chunk, 0);
   ASAN_UNPOISON_MEMORY_REGION(chunk, kChunkBytes);
   NodeArena::Get().Unmap(chunk, kChunkBytes);

@@ -236,6 +236,7 @@ class LoopNodePool {
     free_block->next = chunk->free;
     chunk->free = free_block;
     Poison(free_block);
+    if (chunk != current_) --others_live_;
     if (--chunk->live == 0) ReleaseIfSpare(chunk);
   }
 
@@ -271,6 +272,9 @@ class LoopNodePool {
   // to the fullest chunk with room, or maps a new chunk.
   void* AllocateSlow();
   void NewChunk();
+  // Makes `chunk` (null: none) the current chunk, and counts the others'
+  // live blocks.
+  void SetCurrent(Chunk* chunk);
   // Unmaps an empty chunk if the others keep spare_blocks_ free blocks.
   void ReleaseIfSpare(Chunk* chunk);
   // Unmaps an empty chunk.
@@ -294,8 +298,13 @@ class LoopNodePool {
   // Blocks in a chunk, its header's included.
   const int64_t chunk_blocks_;
   Chunk* current_ = nullptr;  // where Allocate takes blocks from
-  // An empty chunk goes back while the live blocks (summed over the chunks
-  // when one empties: no count on the hot path) are below this: the free
+  // The live blocks of the chunks other than current_. Only current_ hands
+  // out blocks, so the others' count only goes down (a Free elsewhere)
+  // until current_ changes (SetCurrent counts again, once per chunk used
+  // up): an AfterFunc + Stop pair in current_ does not touch it, and a
+  // chunk that empties is checked without a pass over the chunks.
+  int64_t others_live_ = 0;
+  // An empty chunk goes back while the live blocks are below this: the free
   // blocks of the other chunks are then at least spare_blocks_.
   int64_t release_below_ = 0;
   size_t bytes_ = 0;
