@@ -28,6 +28,9 @@
 //                              Stop(). The reference benchmark of the Go port
 //                              (329/363/440 ns/op at 1M/5M/10M).
 //   BM_AfterFuncStop_Quiet/N   the same with the N timers 10-20 min out.
+//                              <WheelById>: the wheel's timers by id
+//                              (AfterFuncId, then Stop(id)), here and in
+//                              BM_AfterFuncStop_Threads.
 //   BM_AfterFuncStop_Threads   Quiet, 1M pending, 1/2/4 calling threads;
 //                              items_per_second is the total rate.
 //   BM_AfterFuncStop_Shards/N  Quiet, 1M pending spread over N instances,
@@ -170,11 +173,20 @@ std::unique_ptr<W> CreatedOrAbort(absl::StatusOr<std::unique_ptr<W>> wheel,
   return *std::move(wheel);
 }
 
-class Wheel {
- public:
-  using Handle = timingwheel::Timer;
+// A timer of WheelById: its wheel and its id, stopped as a handle is.
+struct IdHandle {
+  TimingWheel* wheel = nullptr;
+  TimerId id;
+  bool Stop() { return wheel != nullptr && wheel->Stop(id); }
+};
 
-  explicit Wheel(int workers) {
+// The wheel, its timers held by handle (Timer) or, kById, by id (TimerId).
+template <bool kById>
+class WheelOf {
+ public:
+  using Handle = std::conditional_t<kById, IdHandle, timingwheel::Timer>;
+
+  explicit WheelOf(int workers) {
     Options options;
     options.tick = absl::Milliseconds(1);
     options.wheel_size = 20;
@@ -187,12 +199,21 @@ class Wheel {
   // a user's lambda does.
   template <class F>
   Handle AfterFunc(absl::Duration d, F&& f) {
-    absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, std::forward<F>(f));
-    if (!timer.ok()) {
-      errors_.fetch_add(1, std::memory_order_relaxed);
-      return Handle();
+    if constexpr (kById) {
+      absl::StatusOr<TimerId> id = wheel_->AfterFuncId(d, std::forward<F>(f));
+      if (!id.ok()) {
+        errors_.fetch_add(1, std::memory_order_relaxed);
+        return Handle();
+      }
+      return Handle{wheel_.get(), *id};
+    } else {
+      absl::StatusOr<Timer> timer = wheel_->AfterFunc(d, std::forward<F>(f));
+      if (!timer.ok()) {
+        errors_.fetch_add(1, std::memory_order_relaxed);
+        return Handle();
+      }
+      return *std::move(timer);
     }
-    return *std::move(timer);
   }
   int64_t Pending() const { return wheel_->Pending(); }
   int64_t Shutdown() { return wheel_->Shutdown(); }
@@ -216,6 +237,9 @@ class Wheel {
   std::unique_ptr<TimingWheel> wheel_;
   std::atomic<int64_t> errors_{0};
 };
+
+using Wheel = WheelOf<false>;
+using WheelById = WheelOf<true>;
 
 // HeapTimer and AsioTimer already have the mini-API; they cannot fail.
 template <class T>
@@ -1451,20 +1475,33 @@ void StopOptions(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kNanosecond)->UseRealTime()->Iterations(kStopOps);
 }
 
-TW_BENCHMARK_ALL(BM_AfterFuncStop_Firing, ->Apply(StopOptions)->Arg(1'000'000));
-TW_BENCHMARK_ALL(BM_AfterFuncStop_Firing, ->Apply(StopOptions)->Arg(5'000'000));
-TW_BENCHMARK_ALL(
+// The pair scenarios: the wheel's timers by id too, beside the others.
+#define TW_BENCHMARK_PAIRS(fn, ...)              \
+  BENCHMARK_TEMPLATE(fn, WheelById) __VA_ARGS__; \
+  TW_BENCHMARK_ALL(fn, __VA_ARGS__)
+
+TW_BENCHMARK_PAIRS(
+    BM_AfterFuncStop_Firing, ->Apply(StopOptions)->Arg(1'000'000));
+TW_BENCHMARK_PAIRS(
+    BM_AfterFuncStop_Firing, ->Apply(StopOptions)->Arg(5'000'000));
+TW_BENCHMARK_PAIRS(
     BM_AfterFuncStop_Firing, ->Apply(StopOptions)->Arg(10'000'000));
-TW_BENCHMARK_ALL(BM_AfterFuncStop_Quiet, ->Apply(StopOptions)->Arg(1'000'000));
-TW_BENCHMARK_ALL(BM_AfterFuncStop_Quiet, ->Apply(StopOptions)->Arg(5'000'000));
-TW_BENCHMARK_ALL(BM_AfterFuncStop_Quiet, ->Apply(StopOptions)->Arg(10'000'000));
+TW_BENCHMARK_PAIRS(
+    BM_AfterFuncStop_Quiet, ->Apply(StopOptions)->Arg(1'000'000));
+TW_BENCHMARK_PAIRS(
+    BM_AfterFuncStop_Quiet, ->Apply(StopOptions)->Arg(5'000'000));
+TW_BENCHMARK_PAIRS(
+    BM_AfterFuncStop_Quiet, ->Apply(StopOptions)->Arg(10'000'000));
 
 void ThreadsOptions(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kNanosecond)->UseRealTime()->Iterations(kThreadStopOps);
 }
-TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(1));
-TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(2));
-TW_BENCHMARK_ALL(BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(4));
+TW_BENCHMARK_PAIRS(
+    BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(1));
+TW_BENCHMARK_PAIRS(
+    BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(2));
+TW_BENCHMARK_PAIRS(
+    BM_AfterFuncStop_Threads, ->Apply(ThreadsOptions)->Threads(4));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Shards, ->Apply(StopOptions)->Arg(1));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Shards, ->Apply(StopOptions)->Arg(4));
 TW_BENCHMARK_ALL(BM_AfterFuncStop_Shards, ->Apply(StopOptions)->Arg(16));

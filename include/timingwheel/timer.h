@@ -71,6 +71,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
+#include <utility>
 
 #include "absl/time/time.h"
 #include "timingwheel/export.h"
@@ -242,6 +243,48 @@ class TIMINGWHEEL_EXPORT Timer {
   // count (two uncontended atomic adds); a move copies the two pointers.
   internal::TimerNode* node_;
   internal::NodeHome* home_;
+};
+
+// The name of a timer scheduled by id (TimingWheel::AfterFuncId), for the
+// wheel's Stop, Reset, Pending, Deadline and TimeLeft: 8 bytes, trivially
+// copyable, counting nothing. The lighter choice where timers are made and
+// stopped at a high rate (a deadline per request): no handle to count or
+// release, and the timer's node is freed the moment it ends. What it gives
+// up against a Timer: once its callback ran (returned without a Reset during
+// the run) or it was stopped, the id is spent (Reset does not arm it again:
+// schedule a new one); its timer is one-shot; and it is only as good as its
+// wheel (pass it to no other, keep it no longer).
+//
+// A spent id is safe to pass, from any thread: the wheel checks it before it
+// reads the node it names, and answers false or nullopt, whether that node's
+// memory was reused by another timer or went back to the system. (Its
+// generation is 31 bits, counted across the process: only if 2^31 timers
+// were scheduled by id since, and the last of them took that very node,
+// does a spent id name that new timer.) Another wheel answers false or
+// nullopt for it too. Copies name the same timer.
+class TimerId {
+ public:
+  // Names no timer: the wheel's calls return false or nullopt.
+  constexpr TimerId() = default;
+
+  // The id as a number, never 0 for an id a wheel gave (for a hash or a
+  // log; there is no way back).
+  constexpr uint64_t value() const { return value_; }
+  constexpr explicit operator bool() const { return value_ != 0; }
+  friend constexpr bool operator==(TimerId a, TimerId b) {
+    return a.value_ == b.value_;
+  }
+  friend constexpr bool operator!=(TimerId a, TimerId b) { return !(a == b); }
+  template <typename H>
+  friend H AbslHashValue(H h, TimerId id) {
+    return H::combine(std::move(h), id.value_);
+  }
+
+ private:
+  friend class TimingWheel;
+  constexpr explicit TimerId(uint64_t value) : value_(value) {}
+
+  uint64_t value_ = 0;
 };
 
 }  // namespace timingwheel

@@ -357,6 +357,35 @@ class TIMINGWHEEL_EXPORT TimingWheel {
   absl::StatusOr<Timer> AtClockTime(absl::Duration when,
                                     absl::AnyInvocable<void()> f);
 
+  // AfterFunc, scheduled by id (TimerId, timer.h): no handle, the node freed
+  // as soon as the timer ends. Errors as AfterFunc. Thread-safe, also from
+  // callbacks.
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<TimerId> AfterFuncId(absl::Duration d, F&& f) {
+    internal::WheelCallable<std::decay_t<F>> callable(std::in_place,
+                                                      std::forward<F>(f));
+    return ScheduleAfterId(d, callable.Ref());
+  }
+  template <class Rep, class Period, class F>
+  absl::StatusOr<TimerId> AfterFuncId(std::chrono::duration<Rep, Period> d,
+                                      F&& f) {
+    return AfterFuncId(absl::FromChrono(d), std::forward<F>(f));
+  }
+  // What Timer's members do, for the timer `id` names, from any thread, also
+  // from callbacks (its own included: a Reset during its run arms it again,
+  // as Timer::Reset does). A spent id (its callback ran, or it was stopped),
+  // an empty one, or one of another wheel: false, nullopt, and Reset arms
+  // nothing. Queries are snapshots, as Timer's (timer.h).
+  bool Stop(TimerId id);
+  bool Reset(TimerId id, absl::Duration d);
+  template <class Rep, class Period>
+  bool Reset(TimerId id, std::chrono::duration<Rep, Period> d) {
+    return Reset(id, absl::FromChrono(d));
+  }
+  bool Pending(TimerId id) const;
+  std::optional<absl::Duration> Deadline(TimerId id) const;
+  std::optional<absl::Duration> TimeLeft(TimerId id) const;
+
  private:
   explicit TimingWheel(internal::Engine* engine);
   // The members above, once the callable is ready for a node.
@@ -371,6 +400,8 @@ class TIMINGWHEEL_EXPORT TimingWheel {
       std::chrono::steady_clock::time_point when, internal::CallbackRef f);
   absl::StatusOr<Timer> ScheduleAtClock(absl::Duration when,
                                         internal::CallbackRef f);
+  absl::StatusOr<TimerId> ScheduleAfterId(absl::Duration d,
+                                          internal::CallbackRef f);
   // The handle for a node the engine made, or the engine's error.
   absl::StatusOr<Timer> ToTimer(absl::StatusOr<internal::TimerNode*> node);
 

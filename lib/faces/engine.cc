@@ -29,6 +29,24 @@ thread_local const ResetFrame* tls_resets = nullptr;
 // engine: a delay's nanoseconds do not depend on the wheel.
 thread_local CeilNsCache tls_delays;
 
+// Id generations (handles/timer_state.h: IdWordOf): process-wide, so that
+// an id is never one of an earlier timer of its block (but after 2^31 of
+// them), in any engine; taken by each thread kIdBatch at a time.
+constexpr uint32_t kIdBatch = 1024;
+constexpr uint32_t kIdGenerations = uint32_t{1} << 31;
+std::atomic<uint32_t> id_batches{0};
+thread_local uint32_t tls_id_next = 0;
+thread_local uint32_t tls_id_end = 0;
+
+uint32_t NextIdWord() {
+  if (tls_id_next == tls_id_end) {
+    tls_id_next = id_batches.fetch_add(1, std::memory_order_relaxed) *
+                  kIdBatch % kIdGenerations;
+    tls_id_end = tls_id_next + kIdBatch;
+  }
+  return IdWordOf(tls_id_next++);
+}
+
 // How many of the Resets this thread is inside are `engine`'s.
 int64_t ResetsOnThisThread(const Engine* engine) {
   int64_t resets = 0;
@@ -121,12 +139,30 @@ void Engine::ReleaseOwner() {
 
 absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d, CallbackRef f,
                                             const char* caller) {
+  return ScheduleOneShot(d, f, caller, /*id_word=*/0);
+}
+
+absl::StatusOr<uint64_t> Engine::ScheduleId(absl::Duration d, CallbackRef f,
+                                            const char* caller) {
+  const uint32_t id_word = NextIdWord();
+  absl::StatusOr<TimerNode*> node = ScheduleOneShot(d, f, caller, id_word);
+  if (!node.ok()) return node.status();
+  // The node is handed on: only its name is read here, never the node.
+  return uint64_t{id_word} << 32 | NodeLink::Of(*node);
+}
+
+absl::StatusOr<TimerNode*> Engine::ScheduleOneShot(absl::Duration d,
+                                                   CallbackRef f,
+                                                   const char* caller,
+                                                   uint32_t id_word) {
   // While the advancer polls, no clock read here: it stamps the deadline
   // (handoff/inbox.h). Only a positive delay: one due at once runs at once.
   if (d > absl::ZeroDuration() && inbox_.Polling() && f.ops != nullptr &&
       !closed_.load(std::memory_order_acquire)) {
     const int64_t d_ns = tls_delays.Get(d);
-    if (d_ns <= kMaxUnstampedNs) return NewUnstamped(f, d_ns, d, caller);
+    if (d_ns <= kMaxUnstampedNs) {
+      return NewUnstamped(f, d_ns, d, caller, id_word);
+    }
   }
   // Every check without a status on the way, which RefuseSchedule makes
   // when one fails.
@@ -137,7 +173,7 @@ absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d, CallbackRef f,
       !time_.TryDeadlineAfter(now_ns, d, &deadline_ns, &tls_delays)) {
     return RefuseSchedule(d, f, now_ns, caller);
   }
-  return NewArmed(f, nullptr, deadline_ns, now_ns, caller);
+  return NewArmed(f, nullptr, deadline_ns, now_ns, caller, id_word);
 }
 
 absl::Status Engine::RefuseSchedule(absl::Duration d, CallbackRef f,
@@ -201,12 +237,17 @@ absl::Status Engine::CountNew(const char* caller) {
 
 absl::StatusOr<TimerNode*> Engine::NewUnstamped(CallbackRef f, int64_t d_ns,
                                                 absl::Duration d,
-                                                const char* caller) {
+                                                const char* caller,
+                                                uint32_t id_word) {
   if (absl::Status status = CountNew(caller); !status.ok()) return status;
-  TimerNode* node = TimerNode::New(&nodes_, f, nullptr, /*refs=*/2);
+  // The submission's reference, and the handle's (none for an id).
+  const bool handle = id_word == 0;
+  TimerNode* node =
+      TimerNode::New(&nodes_, f, nullptr, /*refs=*/handle ? 2 : 1, id_word);
+  const uint64_t gen = FirstArmOf(id_word);
   node->set_unstamped(d_ns);
   const Inbox::Unstamped pushed = inbox_.PushUnstamped(
-      {node, 0, Submission::Kind::kArmUnstamped, Submission::kNoCallTime},
+      {node, gen, Submission::Kind::kArmUnstamped, Submission::kNoCallTime},
       [this] { return time_.NowNs(); });
   if (pushed == Inbox::Unstamped::kPushed) return node;
   int64_t now_ns = 0;
@@ -216,40 +257,42 @@ absl::StatusOr<TimerNode*> Engine::NewUnstamped(CallbackRef f, int64_t d_ns,
     now_ns = time_.NowNs();
     if (time_.TryDeadlineAfter(now_ns, d, &deadline_ns)) {
       node->set_expiration(deadline_ns);  // no other thread has the node
-      if (HandOn(node, 0, /*was_pending=*/false, deadline_ns, now_ns)) {
+      if (HandOn(node, gen, /*was_pending=*/false, deadline_ns, now_ns)) {
         return node;
       }
       // Shut down: HandOn let go of the submission's reference, and counted.
       counts_.UndoNew();
-      node->Unref(&nodes_);  // the handle's
+      if (handle) node->Unref(&nodes_);  // the handle's
       return ShutDownError(caller);
     }
   }
   // Never armed: undone as HandOn's refusal and NewArmed's would.
-  if (node->Cancel(0)) counts_.Retired();
-  node->Unref(&nodes_);  // the submission's
+  if (node->Cancel(gen)) counts_.Retired();
   counts_.UndoNew();
-  node->Unref(&nodes_);  // the handle's
+  if (handle) node->Unref(&nodes_);  // the handle's
+  node->Unref(&nodes_);              // the submission's
   if (pushed == Inbox::Unstamped::kClosed) return ShutDownError(caller);
   return RefuseSchedule(d, f, now_ns, caller);
 }
 
 absl::StatusOr<TimerNode*> Engine::NewArmed(
     CallbackRef f, std::unique_ptr<Scheduler> scheduler, int64_t deadline_ns,
-    int64_t now_ns, const char* caller) {
+    int64_t now_ns, const char* caller, uint32_t id_word) {
   if (absl::Status status = CountNew(caller); !status.ok()) return status;
-  // Two references: the handle's and the wheel's (the submission's, or the
-  // task's).
-  TimerNode* node =
-      TimerNode::New(&nodes_, f, std::move(scheduler), /*refs=*/2);
+  // The wheel's reference (the submission's, or the task's), and the
+  // handle's (none for an id).
+  const bool handle = id_word == 0;
+  TimerNode* node = TimerNode::New(&nodes_, f, std::move(scheduler),
+                                   /*refs=*/handle ? 2 : 1, id_word);
   node->set_expiration(deadline_ns);  // no other thread has the node yet
-  if (HandOn(node, 0, /*was_pending=*/false, deadline_ns, now_ns)) {
+  if (HandOn(node, FirstArmOf(id_word), /*was_pending=*/false, deadline_ns,
+             now_ns)) {
     return node;
   }
   // Shut down meanwhile: never armed after all. Undo the counts (HandOn
   // counted the cancel as a retirement).
   counts_.UndoNew();
-  node->Unref(&nodes_);  // the handle's: it is never returned
+  if (handle) node->Unref(&nodes_);  // the handle's: it is never returned
   return ShutDownError(caller);
 }
 
@@ -279,7 +322,7 @@ void Engine::Unlink(TimerNode* node, uint64_t gen) {
   // Not taken yet, and the node's first arm: it is in no bucket.
   if (inbox_.Retract(node, gen)) {
     node->Unref(&nodes_);  // the submission's; the caller holds another
-    if (gen == 0) return;
+    if (IsFirstArm(gen)) return;
   }
   node->Ref();  // the submission's
   if (!inbox_.Push({node, gen, Submission::Kind::kUnlink, 0}, Inbox::kNever)) {
@@ -319,6 +362,82 @@ bool Engine::Stop(TimerNode* node) {
   return true;
 }
 
+void* Engine::BlockOfId(uint64_t id) const {
+  // The flag of an id's top half, and a link below 2^31 (node_link.h).
+  if ((id >> 32 & IdWordOf(0)) == 0 || (id & (uint64_t{1} << 31)) != 0) {
+    return nullptr;
+  }
+  void* block = NodeLink::At(static_cast<uint32_t>(id));
+  if (!nodes_.nodes.HoldsBlock(block) && !nodes_.bare.HoldsBlock(block)) {
+    return nullptr;
+  }
+  return block;
+}
+
+TimerNode* Engine::HoldId(uint64_t id) {
+  void* block = BlockOfId(id);
+  if (block == nullptr) return nullptr;
+  return TimerNode::TryRefId(block, static_cast<uint32_t>(id >> 32), &nodes_);
+}
+
+bool Engine::StopId(uint64_t id) {
+  // The pair's fast path: a Stop on the thread that made the timer, before
+  // the advancer took its first arm, takes the arm back from this thread's
+  // lane. Retract compares the name with the lane's submissions and reads
+  // no node; once it is back, its reference is the caller's, and the node is
+  // in no bucket.
+  const uint32_t id_word = static_cast<uint32_t>(id >> 32);
+  const uint64_t first = FirstArmOf(id_word);
+  if ((id_word & IdWordOf(0)) != 0 && (id & (uint64_t{1} << 31)) == 0) {
+    auto* node =
+        static_cast<TimerNode*>(NodeLink::At(static_cast<uint32_t>(id)));
+    if (inbox_.Retract(node, first)) {
+      uint64_t expected = MakeStateWord(first, State::kPending);
+      bool stopped =
+          node->CasState(expected, MakeStateWord(first, State::kStopped));
+      if (stopped) {
+        counts_.Stopped();
+      } else {
+        // Another thread's Stop or Reset of the id came first (a Reset's
+        // arm is on its way: ended as any).
+        stopped = Stop(node);
+      }
+      node->Unref(&nodes_);  // the submission's
+      return stopped;
+    }
+  }
+  TimerNode* node = HoldId(id);
+  if (node == nullptr) return false;
+  const bool stopped = Stop(node);
+  node->Unref(&nodes_);
+  return stopped;
+}
+
+bool Engine::ResetId(uint64_t id, absl::Duration d) {
+  TimerNode* node = HoldId(id);
+  if (node == nullptr) return false;
+  const bool was_pending = Reset(node, d, /*by_id=*/true);
+  node->Unref(&nodes_);
+  return was_pending;
+}
+
+bool Engine::PendingId(uint64_t id) const {
+  const void* block = BlockOfId(id);
+  if (block == nullptr) return false;
+  const uint64_t word = TimerNode::LoadStateAt(block);
+  return IdOf(word) == static_cast<uint32_t>(id >> 32) &&
+         IsPending(StateOf(word));
+}
+
+std::optional<int64_t> Engine::DeadlineIdNs(uint64_t id) {
+  TimerNode* node = HoldId(id);
+  if (node == nullptr) return std::nullopt;
+  std::optional<int64_t> deadline_ns =
+      node->PendingDeadlineNs([this] { return time_.NowNs(); });
+  node->Unref(&nodes_);
+  return deadline_ns;
+}
+
 void Engine::EnterReset() {
   for (;;) {
     resets_in_flight_.Add(1, std::memory_order_seq_cst);
@@ -337,7 +456,7 @@ void Engine::EnterReset() {
   }
 }
 
-bool Engine::Reset(TimerNode* node, absl::Duration d) {
+bool Engine::Reset(TimerNode* node, absl::Duration d, bool by_id) {
   // -inf too: it is no deadline either (AfterFunc refuses both).
   if (d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
     return Stop(node);
@@ -368,7 +487,7 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
   ResetResult result;
   {
     SpinLockHolder lock(&node->mu);
-    result = ResetLocked(node, *deadline, &armed);
+    result = ResetLocked(node, *deadline, by_id, &armed);
   }
   if (armed.has_value()) {
     // The new arm, with a reference of its own (the old arm's submission,
@@ -385,13 +504,16 @@ bool Engine::Reset(TimerNode* node, absl::Duration d) {
 }
 
 Engine::ResetResult Engine::ResetLocked(TimerNode* node, int64_t deadline_ns,
+                                        bool by_id,
                                         std::optional<uint64_t>* armed) {
   for (;;) {
     uint64_t word = node->LoadState();
     const uint64_t gen = GenerationOf(word);
     const State state = StateOf(word);
-    // Cancelled (by Shutdown or CancelAll) is final.
-    if (state == State::kCancelled || state == State::kRunningCancelled) {
+    // Cancelled (by Shutdown or CancelAll) is final; so, for an id, is a
+    // run that ended or a Stop (kRunningStopped too: its id is spent).
+    if (state == State::kCancelled || state == State::kRunningCancelled ||
+        (by_id && !IsPending(state) && state != State::kRunning)) {
       return {false};
     }
     if (IsRunning(state)) {
@@ -408,13 +530,14 @@ Engine::ResetResult Engine::ResetLocked(TimerNode* node, int64_t deadline_ns,
     // kPending, kDispatched, kDone, kStopped or kEnded: a new arm,
     // generation + 1, which makes a stale worker task, submission or Stop
     // of the old arm do nothing.
-    if (node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
+    const uint64_t next = NextGeneration(gen);
+    if (node->CasState(word, MakeStateWord(next, State::kPending))) {
       // Under the node lock with the state, so that a Deadline() never
       // reads the new arm's state with the old arm's deadline (or delay).
       node->set_expiration(deadline_ns);
       node->mu.set_has_rearm(false);
       if (!IsPending(state)) counts_.Armed();
-      *armed = gen + 1;
+      *armed = next;
       return {IsPending(state)};
     }
   }

@@ -23,6 +23,7 @@
 //               event-loop wheel on the same core (loop_wheel.cc,
 //               loop_engine, loop_node); metrics_text, options_check
 //   base/       what every part may use: mutex (the locks and their order),
+//               no_sanitize (reads AddressSanitizer would refuse),
 //               clock, clock_wake_up (the clocks, and how a thread sleeps
 //               on one), time_base (the origin, durations -> deadlines,
 //               rounded up), scheduler (periodic schedules), stats,
@@ -38,6 +39,16 @@
 // its bucket comes due the core cascades it down or hands it back due, and
 // the advancer moves it kPending -> kDispatched and queues it on the runner.
 // The worker runs the callback (Runner::Run) and finishes or re-arms it.
+//
+// A timer by id (ScheduleId, TimerId) has no handle: its node's count is
+// the wheel's holders' alone, its id (IdWordOf) sits in the top half of the
+// state word, and the node goes when the timer ends. StopId on the thread
+// that made it, before the advancer took it, takes its first arm back from
+// the lane by name (Retract reads no node) and then holds the submission's
+// reference; every other operation by id first checks that the id names a
+// block of this engine's pools (NodePool::HoldsBlock), then takes a
+// reference only if the block holds a live node of that id
+// (TimerNode::TryRefId), and then works as for a handle.
 //
 // Operations here: Stop moves the state word out of kPending (or
 // kDispatched, kRunningArmed), then takes its kArm back out of this thread's
@@ -141,10 +152,28 @@ class Engine : public RefCounted {
   absl::StatusOr<TimerNode*> ScheduleAt(absl::Duration when, CallbackRef f,
                                         const char* caller);
 
+  // Arms a new one-shot timer `d` from now, held by id (TimerId): no
+  // handle, the node freed when the timer ends. Returns the id's value:
+  // IdWordOf(a fresh id generation) << 32 | the node's link. Errors as
+  // Schedule.
+  absl::StatusOr<uint64_t> ScheduleId(absl::Duration d, CallbackRef f,
+                                      const char* caller);
+
   const TimeBase& time() const { return time_; }
 
   bool Stop(TimerNode* node);
-  bool Reset(TimerNode* node, absl::Duration d);
+  // `by_id`: the caller holds the node through an id, which a run that
+  // ended or a Stop spent (Reset arms it no more).
+  bool Reset(TimerNode* node, absl::Duration d, bool by_id = false);
+
+  // What Stop, Reset, Timer::Pending and PendingDeadlineNs do, for the
+  // timer an id names (its value, as ScheduleId returned it). An id that
+  // names no timer of this engine, or a spent one: false or nullopt, and
+  // nothing read but the word it names in a block of this engine's pools.
+  bool StopId(uint64_t id);
+  bool ResetId(uint64_t id, absl::Duration d);
+  bool PendingId(uint64_t id) const;
+  std::optional<int64_t> DeadlineIdNs(uint64_t id);
   // TimingWheel::CancelAll.
   int64_t CancelAll();
   // The timer whose callback runs on this thread, or nullptr; and its
@@ -198,20 +227,32 @@ class Engine : public RefCounted {
   // Counts a new timer, within Options::max_pending (else
   // ResourceExhausted, which names `caller`).
   absl::Status CountNew(const char* caller);
+  // Schedule(d, f) for a timer held by `id_word` (IdWordOf), or, with 0,
+  // by a handle.
+  absl::StatusOr<TimerNode*> ScheduleOneShot(absl::Duration d, CallbackRef f,
+                                             const char* caller,
+                                             uint32_t id_word);
   // Makes a one-shot timer `d` (`d_ns`, 0 < d_ns <= kMaxUnstampedNs) from
   // now, handed to the polling advancer unstamped, or stamped here if it
-  // stopped polling meanwhile.
+  // stopped polling meanwhile. Held by `id_word`, or (0) by a handle.
   absl::StatusOr<TimerNode*> NewUnstamped(CallbackRef f, int64_t d_ns,
-                                          absl::Duration d, const char* caller);
+                                          absl::Duration d, const char* caller,
+                                          uint32_t id_word);
   // Makes a timer (one-shot without a `scheduler`) and arms it at
-  // `deadline_ns`, within Options::max_pending.
+  // `deadline_ns`, within Options::max_pending. Held by `id_word`, or (0) by
+  // a handle.
   absl::StatusOr<TimerNode*> NewArmed(CallbackRef f,
                                       std::unique_ptr<Scheduler> scheduler,
                                       int64_t deadline_ns, int64_t now_ns,
-                                      const char* caller);
+                                      const char* caller, uint32_t id_word = 0);
+  // The block an id names, if it is one of this engine's pools' (else
+  // nullptr), and the id's top half.
+  void* BlockOfId(uint64_t id) const;
+  // A reference on the node of a live id, or nullptr.
+  TimerNode* HoldId(uint64_t id);
   // Reset's work under the node lock: a new arm (`*armed` set to its
   // generation) or the re-arm of a running callback.
-  ResetResult ResetLocked(TimerNode* node, int64_t deadline_ns,
+  ResetResult ResetLocked(TimerNode* node, int64_t deadline_ns, bool by_id,
                           std::optional<uint64_t>* armed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   // Hands a new arm (gen, kPending) at `deadline_ns` on: to the runner if it

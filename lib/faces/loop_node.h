@@ -80,6 +80,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/no_sanitize.h"
 #include "core/bucket.h"
 #include "core/node_link.h"
 #include "timingwheel/loop_wheel.h"
@@ -157,18 +158,6 @@ struct PeriodicLoopNode : LoopNode {
 
 inline constexpr size_t kPeriodicLoopBlock =
     (sizeof(PeriodicLoopNode) + 15) / 16 * 16;
-
-// Lets a function read memory that AddressSanitizer holds poisoned.
-#if defined(__SANITIZE_ADDRESS__)
-#define TIMINGWHEEL_NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TIMINGWHEEL_NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
-#endif
-#endif
-#ifndef TIMINGWHEEL_NO_SANITIZE_ADDRESS
-#define TIMINGWHEEL_NO_SANITIZE_ADDRESS
-#endif
 
 // The `refs` word of the block at `address`, which may be free (poisoned
 // under AddressSanitizer: the id check reads it all the same). The block

@@ -199,6 +199,37 @@ absl::StatusOr<Timer> TimingWheel::ScheduleWith(
   return ToTimer(engine_->Schedule(*std::move(scheduler), f, "ScheduleFunc"));
 }
 
+absl::StatusOr<TimerId> TimingWheel::ScheduleAfterId(absl::Duration d,
+                                                     internal::CallbackRef f) {
+  absl::StatusOr<uint64_t> id = engine_->ScheduleId(d, f, "AfterFuncId");
+  if (!id.ok()) return id.status();
+  return TimerId(*id);
+}
+
+bool TimingWheel::Stop(TimerId id) { return engine_->StopId(id.value()); }
+
+bool TimingWheel::Reset(TimerId id, absl::Duration d) {
+  return engine_->ResetId(id.value(), d);
+}
+
+bool TimingWheel::Pending(TimerId id) const {
+  return engine_->PendingId(id.value());
+}
+
+std::optional<absl::Duration> TimingWheel::Deadline(TimerId id) const {
+  const std::optional<int64_t> deadline_ns = engine_->DeadlineIdNs(id.value());
+  if (!deadline_ns.has_value()) return std::nullopt;
+  return engine_->time().ToClock(*deadline_ns);
+}
+
+std::optional<absl::Duration> TimingWheel::TimeLeft(TimerId id) const {
+  const std::optional<absl::Duration> deadline = Deadline(id);
+  if (!deadline.has_value()) return std::nullopt;
+  // The clock is read after the deadline, as Timer::TimeLeft does.
+  return std::max(absl::ZeroDuration(),
+                  *deadline - engine_->time().clock().Now());
+}
+
 int64_t TimingWheel::Pending() const { return engine_->Pending(); }
 
 Stats TimingWheel::GetStats() const { return engine_->GetStats(); }

@@ -41,6 +41,17 @@ NodeArena::NodeArena() {
     reserved_ = bytes;
     break;
   }
+  if (reserved_ > 0) {
+    void* owners = mmap(nullptr, reserved_ / kGrain * sizeof(uint64_t),
+                        PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    // Without it, no grain is handed out (Map throws).
+    if (owners == MAP_FAILED) {
+      reserved_ = 0;
+    } else {
+      owners_ = static_cast<std::atomic<uint64_t>*>(owners);
+    }
+  }
   // The first grain is never handed out, so that no link is 0.
   MutexLock lock(&mu_);
   if (reserved_ > kGrain) free_.emplace(kGrain, reserved_ - kGrain);
@@ -101,6 +112,21 @@ void NodeArena::Unmap(void* begin, size_t bytes) {
     free_.erase(next);
   }
   free_.emplace(offset, bytes);
+}
+
+void NodeArena::SetOwner(void* begin, size_t bytes, uint64_t owner) {
+  const size_t first =
+      static_cast<size_t>(static_cast<char*>(begin) - NodeLink::base_) / kGrain;
+  for (size_t i = 0; i < bytes / kGrain; ++i) {
+    owners_[first + i].store(owner, std::memory_order_release);
+  }
+}
+
+uint64_t NodeArena::OwnerAt(const void* address) const {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(NodeLink::base_);
+  if (at < base || at - base >= reserved_) return 0;
+  return owners_[(at - base) / kGrain].load(std::memory_order_acquire);
 }
 
 void NodeArena::BeforeFork() ABSL_NO_THREAD_SAFETY_ANALYSIS {

@@ -36,6 +36,7 @@
 #ifndef TIMINGWHEEL_LIB_HANDLES_NODE_ARENA_H_
 #define TIMINGWHEEL_LIB_HANDLES_NODE_ARENA_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -72,6 +73,14 @@ class NodeArena {
   // Bytes reserved (kMaxBytes, or less where the system refused it).
   size_t reserved() const { return reserved_; }
 
+  // Who holds each grain of the range: a word per grain, 0 for none, that
+  // the holder sets after Map (and clears before Unmap) and anyone reads,
+  // to check an address before touching it (a node pool checks a timer id
+  // so: node_pool.h). Release and acquire. `bytes` a multiple of kGrain.
+  void SetOwner(void* begin, size_t bytes, uint64_t owner);
+  // The word of the grain holding `address`; 0 outside the range.
+  uint64_t OwnerAt(const void* address) const;
+
  private:
   friend class NodeArenaTestPeer;
 
@@ -83,6 +92,9 @@ class NodeArena {
   // The range's base is NodeLink's, set once by the constructor, before any
   // range is handed out.
   size_t reserved_ = 0;
+  // A word per grain of `reserved_` (SetOwner), mapped once: its pages are
+  // touched only where a pool maps memory (8 bytes a 64 KiB grain).
+  std::atomic<uint64_t>* owners_ = nullptr;
   Mutex mu_{LockRank::kNodeArena};
   // Free ranges: offset from the base -> bytes.
   std::map<size_t, size_t> free_ ABSL_GUARDED_BY(mu_);

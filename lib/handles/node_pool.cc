@@ -258,6 +258,7 @@ NodePool::~NodePool() {
   for (const Region& region : regions_) {
     // Unpoisoned first: the addresses may serve other memory next.
     UnpoisonBlock(region.begin, region.bytes);
+    NodeArena::Get().SetOwner(region.begin, region.bytes, 0);
     NodeArena::Get().Unmap(region.begin, region.bytes);
   }
 }
@@ -503,6 +504,13 @@ void NodePool::MapRegion() {
       RoundUp(static_cast<size_t>(slabs) * slab_bytes_, NodeArena::kGrain);
   // In the node arena, so that the core can name a node by 32 bits.
   char* begin = static_cast<char*>(NodeArena::Get().Map(bytes));
+  // Each grain's owner word: the serial, and the grain's place in the region
+  // (at most kMaxRegionSlabs slabs of a few grains), for HoldsBlock.
+  static_assert(kMaxRegionSlabs * 4 < (1 << kGrainBits));
+  for (size_t grain = 0; grain < bytes / NodeArena::kGrain; ++grain) {
+    NodeArena::Get().SetOwner(begin + grain * NodeArena::kGrain,
+                              NodeArena::kGrain, serial_ << kGrainBits | grain);
+  }
   const Region region{begin, bytes, static_cast<int32_t>(slabs_.size())};
   regions_.insert(std::upper_bound(regions_.begin(), regions_.end(), region,
                                    [](const Region& a, const Region& b) {
@@ -519,6 +527,18 @@ void NodePool::MapRegion() {
   for (int32_t i = slabs; i-- > 0;) {
     LinkFront(region.first_slab + i, kBareList);
   }
+}
+
+bool NodePool::HoldsBlock(const void* address) const {
+  const uint64_t owner = NodeArena::Get().OwnerAt(address);
+  if (owner >> kGrainBits != serial_) return false;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  const uintptr_t region =
+      at - at % NodeArena::kGrain -
+      (owner & ((uint64_t{1} << kGrainBits) - 1)) * NodeArena::kGrain;
+  const size_t in_slab = (at - region) % slab_bytes_;
+  return in_slab % size_ == 0 &&
+         in_slab < static_cast<size_t>(blocks_per_slab_) * size_;
 }
 
 int32_t NodePool::SlabOf(const FreeBlock* block) const {

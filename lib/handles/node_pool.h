@@ -20,9 +20,10 @@
 //     for one pool at a time: a `loaded` magazine it allocates from and frees
 //     to, and a `previous` one, always full or empty, so that a thread
 //     alternating between allocating and freeing at a magazine's edge does
-//     not go to the depot each time. A pool names its slot: an engine's two
-//     pools (nodes with their room, and bare nodes: timer_state.h) take one
-//     each, so that a thread making both kinds does not switch between them.
+//     not go to the depot each time. A pool names its slot: an engine's three
+//     pools (nodes with their room, bare nodes, callables' second blocks:
+//     timer_state.h) take one each, so that a thread making all kinds does
+//     not switch between them.
 //   * The pool's depot holds full magazines, a partial one of loose nodes
 //     (freed by threads whose cache serves another pool), and the slabs the
 //     nodes are carved from. A thread goes to the depot once per kMagazine
@@ -172,7 +173,7 @@ class NodePool {
   };
 
   // The thread caches per thread: one per pool a thread uses at once.
-  static constexpr int kCacheSlots = 2;
+  static constexpr int kCacheSlots = 3;
 
   // A pool of blocks of `size` bytes aligned to `alignment` (a power of two
   // of at most alignof(std::max_align_t)); `size` >= sizeof(void*). It keeps
@@ -193,6 +194,11 @@ class NodePool {
   void* Allocate();
   // Returns a block that Allocate of this pool gave.
   void Free(void* block);
+
+  // Whether `address` is where a block of this pool begins, in memory the
+  // pool holds (so mapped: its words may be read, whatever the block holds).
+  // For a timer id's check; lock-free: the node arena's owner words.
+  bool HoldsBlock(const void* address) const;
 
   // For Tail::kOwnerCalls: one give-back step if a call left work, else
   // nothing (one relaxed load). Bounded as a step of Free is.
@@ -293,6 +299,10 @@ class NodePool {
   void Relist(int32_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unlink(int32_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LinkFront(int32_t index, int list) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // The low bits of a grain's owner word (NodeArena::SetOwner): the
+  // grain's place in its region; the serial above them.
+  static constexpr int kGrainBits = 16;
 
   const size_t size_;              // a multiple of the alignment
   const size_t slab_bytes_;        // SlabBytesFor(size_)

@@ -13,10 +13,13 @@ NodePools::NodePools(int64_t spare_blocks, NodePool::Tail tail)
     : nodes(kNodeBlock, alignof(TimerNode), spare_blocks, tail,
             /*cache_slot=*/0),
       bare(kBareBlock, alignof(TimerNode), spare_blocks, tail,
-           /*cache_slot=*/1) {}
+           /*cache_slot=*/1),
+      callables(kWheelBlockCallable, alignof(TimerNode), spare_blocks, tail,
+                /*cache_slot=*/2) {}
 
 TimerNode* TimerNode::New(NodePools* pools, CallbackRef f,
-                          std::unique_ptr<Scheduler> scheduler, int32_t refs) {
+                          std::unique_ptr<Scheduler> scheduler, int32_t refs,
+                          uint32_t id_word) {
   // The callable goes nowhere (a stateless one: a bare node), to the room,
   // to a block of its own (the call site boxed anything bigger than a
   // block: callback.h), or, for a periodic timer or one whose operations
@@ -32,7 +35,7 @@ TimerNode* TimerNode::New(NodePools* pools, CallbackRef f,
     storage = Storage::kBare;
   } else if (f.ops->size > kRoom) {
     storage = Storage::kBlock;
-    extra = pools->nodes.Allocate();
+    extra = pools->callables.Allocate();
   }
   void* memory;
   try {
@@ -40,21 +43,23 @@ TimerNode* TimerNode::New(NodePools* pools, CallbackRef f,
                                        : pools->nodes.Allocate();
   } catch (...) {
     if (storage == Storage::kBlock) {
-      pools->nodes.Free(extra);
+      pools->callables.Free(extra);
     } else if (storage >= Storage::kHeap) {
       static_cast<OutOfLine*>(extra)->~OutOfLine();
       ::operator delete(extra);
     }
     throw;
   }
-  return new (memory) TimerNode(f, number, storage, extra, refs);
+  return new (memory) TimerNode(f, number, storage, extra, refs, id_word);
 }
 
 TimerNode::TimerNode(CallbackRef f, uint32_t number, Storage storage,
-                     void* extra, int32_t refs)
-    : state(MakeStateWord(0, State::kPending)),
-      callable_(number << kNumberShift | static_cast<uint32_t>(storage)),
-      mu(refs) {
+                     void* extra, int32_t refs, uint32_t id_word)
+    : callable_(number << kNumberShift | static_cast<uint32_t>(storage)) {
+  // The state first, then the count (see NodeRefsAndLock::Init).
+  state.store(MakeStateWord(FirstArmOf(id_word), State::kPending),
+              std::memory_order_relaxed);
+  mu.Init(refs, id_word != 0);
   // A stateless callable is not kept: trivially destructible, the caller's
   // object goes as it is.
   if (storage == Storage::kBare) return;
@@ -70,7 +75,7 @@ void TimerNode::DestroyCallable(NodePools* pools) noexcept {
   const CallbackOps* ops = Ops();
   void* callable = Callable();
   if (ops->destroy != nullptr) ops->destroy(callable);
-  if (storage() == Storage::kBlock) pools->nodes.Free(callable);
+  if (storage() == Storage::kBlock) pools->callables.Free(callable);
 }
 
 void TimerNode::Unref(NodePools* pools) {
@@ -84,6 +89,19 @@ void TimerNode::Unref(NodePools* pools) {
   NodePool& pool = storage() == Storage::kBare ? pools->bare : pools->nodes;
   this->~TimerNode();
   pool.Free(this);
+}
+
+TimerNode* TimerNode::TryRefId(void* block, uint32_t id_word,
+                               NodePools* pools) {
+  auto* node = static_cast<TimerNode*>(block);
+  if (IdOf(LoadStateAt(block)) != id_word || !node->mu.TryRefById()) {
+    return nullptr;
+  }
+  // Held now: the block cannot change hands. Still the id's timer? (The
+  // first check may have seen the one before.)
+  if (IdOf(node->LoadState()) == id_word) return node;
+  node->Unref(pools);
+  return nullptr;
 }
 
 bool TimerNode::Cancel(uint64_t gen) {

@@ -77,10 +77,21 @@
 // Lifetime: intrusive reference count. Each Timer handle holds one reference
 // (and counts itself in the node's home, which keeps the engine alive; see
 // NodeHome); whichever part of the wheel holds the node (a submission in the
-// inbox, a bucket, a worker task) holds one more. The last release destroys
-// the node and hands its memory back to the engine's pool, which the
-// releasing thread names (a periodic node's to the heap). Nothing here calls
-// the engine.
+// inbox, a bucket, a worker task) holds one more. A timer held by id
+// (TimerId) has no handle: its node goes when the wheel's holders let go,
+// as the timer ends. A thread with its id holds nothing, so it takes a
+// reference for the length of a call by compare-and-swap, only while the
+// count is above 0 and the node is held by id (TryRefById), after checking
+// the id's generation in the state word; and the last reference of such a
+// node is always released by a read-modify-write (Unref), since a
+// reference may appear without a holder giving it. Both words of a block
+// are written atomically when a node is made there (the constructor stores
+// them), so these reads of a block that may be free or reused are never a
+// data race; the node's callable's second block lives in a pool of its own,
+// so an id's block is never a callable's bytes (NodePools). The last
+// release destroys the node and hands its memory back to the engine's pool,
+// which the releasing thread names (a periodic node's to the heap). Nothing
+// here calls the engine.
 //
 // No write after hand-on (DESIGN.md, trap 12): a thread that hands a node on
 // (pushes a submission, links it, queues its task) does so with a reference
@@ -100,6 +111,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "base/mutex.h"
+#include "base/no_sanitize.h"
 #include "base/ref_counted.h"
 #include "core/bucket.h"
 #include "handles/callback_numbers.h"
@@ -116,10 +128,13 @@ class Engine;
 inline constexpr uint64_t kAnyGeneration = ~uint64_t{0};
 
 // An engine's node memory (see the byte map below): blocks of a node with
-// its room, which also serve as a callable's second block (`nodes`), and
-// blocks of a bare node, for a stateless callable (`bare`). Each pool has a
-// thread cache slot of its own (node_pool.h), so a thread making both kinds
-// keeps both cached.
+// its room (`nodes`), blocks of a bare node, for a stateless callable
+// (`bare`), and a callable's second block (`callables`). Nodes and second
+// blocks are the same size but never share a pool: a timer id names a block
+// of `nodes` or `bare` and reads its state word before it knows whether the
+// node is still its own (TimerNode::LoadStateAt), which must never be a
+// callable's bytes, being written. Each pool has a thread cache slot of its
+// own (node_pool.h), so a thread making all kinds keeps all cached.
 struct NodePools {
   // Each pool keeps `spare_blocks` free blocks' memory when timers end;
   // `tail` finishes their give-back work (node_pool.h).
@@ -127,6 +142,7 @@ struct NodePools {
 
   NodePool nodes;
   NodePool bare;
+  NodePool callables;
 };
 
 // Where a handle counts itself: one lane of an engine (engine.h). A handle
@@ -209,6 +225,41 @@ constexpr bool IsLinkedPending(uint64_t word) {
   return (word & 0xff) == (kLinkedBit | static_cast<uint64_t>(State::kPending));
 }
 constexpr uint64_t GenerationOf(uint64_t word) { return word >> 8; }
+
+// A timer held by id (TimerId: no handle) carries its id in the top half of
+// the state word: the flag kByIdWord and 31 bits of the id's generation,
+// which every arm of the node keeps; its arms are counted in the 24 bits
+// below (the arm's part of the generation, which wraps there). A timer with
+// handles counts its arms from 0 up in the whole generation, which never
+// reaches the flag (2^55 arms). So the word alone tells whether it belongs
+// to an id (IdOf), and an id's check and its arm are one compare-and-swap.
+inline constexpr uint64_t kByIdWord = uint64_t{1} << 63;
+inline constexpr int kArmBits = 24;
+inline constexpr uint64_t kArmMask = (uint64_t{1} << kArmBits) - 1;
+// The top half of the state word of a timer held by id `id_generation`
+// (31 bits), and the generation of its first arm.
+constexpr uint32_t IdWordOf(uint32_t id_generation) {
+  return static_cast<uint32_t>(kByIdWord >> 32) | id_generation;
+}
+constexpr uint64_t FirstArmOf(uint32_t id_word) {
+  return uint64_t{id_word} << (32 - 8);
+}
+// The top half of a state word: IdWordOf(...) for a timer held by id, else
+// not (no flag).
+constexpr uint32_t IdOf(uint64_t word) {
+  return static_cast<uint32_t>(word >> 32);
+}
+// The generation of the arm after `gen`: + 1, within the arm's bits for a
+// timer held by id.
+constexpr uint64_t NextGeneration(uint64_t gen) {
+  if ((gen & (kByIdWord >> 8)) == 0) return gen + 1;
+  return (gen & ~kArmMask) | ((gen + 1) & kArmMask);
+}
+// Whether `gen` is a node's first arm (the one AfterFunc made).
+constexpr bool IsFirstArm(uint64_t gen) {
+  if ((gen & (kByIdWord >> 8)) == 0) return gen == 0;
+  return (gen & kArmMask) == 0;
+}
 // Whether the word is of generation `gen` (of any, for kAnyGeneration).
 constexpr bool OfGeneration(uint64_t word, uint64_t gen) {
   return gen == kAnyGeneration || GenerationOf(word) == gen;
@@ -239,30 +290,57 @@ constexpr State EndOfRun(State running) {
   }
 }
 
-// The node's reference count, its lock and two flags, in one word:
-// refs << 3 | callable destroyed << 2 | has_rearm << 1 | locked. A count's
-// increment or decrement leaves the three low bits alone; the lock is a
-// compare-and-swap on the whole word, so a count moving meanwhile only makes it
-// try again. The count is the node's (Lifetime, above); the lock works as a
-// SpinLock (lib/base/mutex.h) in one bit; the re-arm flag is guarded by the
-// lock.
+// The node's reference count, its lock and three flags, in one word:
+// refs << 4 | by id << 3 | callable destroyed << 2 | has_rearm << 1 |
+// locked. A count's increment or decrement leaves the four low bits alone;
+// the lock is a compare-and-swap on the whole word, so a count moving
+// meanwhile only makes it try again. The count is the node's (Lifetime,
+// above); the lock works as a SpinLock (lib/base/mutex.h) in one bit; the
+// re-arm flag is guarded by the lock; the by-id flag is set once, at birth.
 class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
  public:
-  explicit NodeRefsAndLock(int32_t refs)
-      : Ranked(LockRank::kNode), word_(static_cast<uint32_t>(refs) << 3) {}
+  // Leaves the word as the block held it: Init stores it.
+  NodeRefsAndLock() : Ranked(LockRank::kNode) {}
+  // Stored, not initialized: a thread holding an id of the block's last
+  // timer may read the word at any time (TryRefById), so the store is
+  // atomic; release, after the node's state word (TimerNode's constructor),
+  // so that a TryRefById that sees it sees the new timer's state.
+  void Init(int32_t refs, bool by_id) {
+    word_.store(static_cast<uint32_t>(refs) << kRefShift | (by_id ? kById : 0u),
+                std::memory_order_release);
+  }
   NodeRefsAndLock(const NodeRefsAndLock&) = delete;
   NodeRefsAndLock& operator=(const NodeRefsAndLock&) = delete;
 
   void Ref() { word_.fetch_add(kOneRef, std::memory_order_relaxed); }
-  // Releases one reference; whether it was the last. A count of 1 is the
-  // caller's own, the last: no other thread holds one, and only a holder
-  // takes another, so the count cannot change any more and needs no
-  // read-modify-write. Memory ordering: acq_rel (the acquire load pairs with
-  // the other holders' releasing decrements, as the fetch_sub would), so
-  // every write to the node by any holder happens before its deletion.
+  // Releases one reference; whether it was the last. For a node with
+  // handles, a count of 1 is the caller's own, the last: no other thread
+  // holds one, and only a holder takes another, so the count cannot change
+  // any more and needs no read-modify-write. A node held by id may gain a
+  // reference from a thread that holds none (TryRefById), so its count is
+  // always decremented. Memory ordering: acq_rel (the acquire load pairs
+  // with the other holders' releasing decrements, as the fetch_sub would),
+  // so every write to the node by any holder happens before its deletion.
   bool Unref() {
-    return Refs(word_.load(std::memory_order_acquire)) == 1 ||
+    const uint32_t word = word_.load(std::memory_order_acquire);
+    return (Refs(word) == 1 && (word & kById) == 0) ||
            Refs(word_.fetch_sub(kOneRef, std::memory_order_acq_rel)) == 1;
+  }
+  // A reference for a thread that holds none, from an id of the node: taken
+  // only if the node is held by id and alive (a count above 0), whatever the
+  // block holds now (it may be free, or another timer's). The block must be
+  // mapped. Acquire: the holder then sees the node as made.
+  TIMINGWHEEL_NO_SANITIZE_ADDRESS bool TryRefById() {
+    auto* word = reinterpret_cast<uint32_t*>(&word_);
+    uint32_t seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+    while ((seen & kById) != 0 && Refs(seen) > 0) {
+      if (__atomic_compare_exchange_n(word, &seen, seen + kOneRef,
+                                      /*weak=*/true, __ATOMIC_ACQUIRE,
+                                      __ATOMIC_RELAXED)) {
+        return true;
+      }
+    }
+    return false;
   }
   // Releases one reference unless it is the last, and says whether it did.
   // acq_rel, as Unref: this holder's writes happen before the deletion by
@@ -328,10 +406,14 @@ class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
   static constexpr uint32_t kLocked = 1;
   static constexpr uint32_t kRearm = 2;
   static constexpr uint32_t kDestroyed = 4;
-  static constexpr uint32_t kOneRef = 8;
-  static constexpr uint32_t Refs(uint32_t word) { return word >> 3; }
+  static constexpr uint32_t kById = 8;
+  static constexpr int kRefShift = 4;
+  static constexpr uint32_t kOneRef = uint32_t{1} << kRefShift;
+  static constexpr uint32_t Refs(uint32_t word) { return word >> kRefShift; }
 
+  // Not initialized by its constructor (trivial in C++17): see ours.
   std::atomic<uint32_t> word_;
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 };
 
 // The node, byte by byte (x86-64, release build; a debug build's lock
@@ -344,10 +426,12 @@ class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
 //                                    nanoseconds since the engine's origin
 //                                    (see Locking above)
 //   16      8    state            generation << 8 | linked bit | State
+//                                 (held by id: the id in the top half)
 //   24      4    callable         the operations' number << 3 | where the
 //                                 callable is (Storage); set once
-//   28      4    mu               refs << 3 | callable destroyed << 2 |
-//                                 has_rearm << 1 | locked (NodeRefsAndLock)
+//   28      4    mu               refs << 4 | by id << 3 | callable
+//                                 destroyed << 2 | has_rearm << 1 | locked
+//                                 (NodeRefsAndLock)
 //   32     16    room             the callable (kRoom bytes), or a pointer
 //                                 to where it is: in the block, after the
 //                                 node (the class is the first 32 bytes)
@@ -359,9 +443,8 @@ class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
 // type begun in a buffer of no state (kBare; callback.h). A callable of at most
 // kRoom bytes (a lambda capturing two pointers, `[this, id]`) lives in the
 // room; one of at most kWheelBlockCallable (an absl::AnyInvocable, a lambda
-// capturing up to six pointers) in a second block of `nodes`, taken from the
-// same thread cache; a bigger one was boxed on the heap by the call site
-// (callback.h).
+// capturing up to six pointers) in a second block, of NodePools::callables;
+// a bigger one was boxed on the heap by the call site (callback.h).
 // The operations are named by number (lib/handles/callback_numbers.h), 32 bits;
 // a callable without one (numbers run out after some 65,000 types) keeps them
 // on the heap beside it (kHeap), as a periodic timer does (kPeriodic: its
@@ -379,12 +462,13 @@ class alignas(NodeLink::kUnit) TimerNode : public CoreNode {
   // The callable kept in the node's block, after the node.
   static constexpr size_t kRoom = 16;
   // A new node from `pools` (periodic when `scheduler` is not null), in
-  // kPending, generation 0, with `refs` references for the caller, holding
-  // the callable of `f` (not empty). Throws std::bad_alloc, having moved
-  // nothing, when there is no memory.
+  // kPending, with `refs` references for the caller, holding the callable
+  // of `f` (not empty): generation 0, or, held by id (`id_word`, from
+  // IdWordOf; 0: not), FirstArmOf(id_word). Throws std::bad_alloc, having
+  // moved nothing, when there is no memory.
   static TimerNode* New(NodePools* pools, CallbackRef f,
                         std::unique_ptr<Scheduler> scheduler = nullptr,
-                        int32_t refs = 1);
+                        int32_t refs = 1, uint32_t id_word = 0);
   TimerNode(const TimerNode&) = delete;
   TimerNode& operator=(const TimerNode&) = delete;
 
@@ -419,6 +503,20 @@ class alignas(NodeLink::kUnit) TimerNode : public CoreNode {
                                          std::memory_order_acquire);
   }
   uint64_t LoadState() const { return state.load(std::memory_order_acquire); }
+  // The state word of the node at `block`, for an id's check: the block may
+  // be free or another timer's (its word then tells, IdOf), and must be
+  // mapped (a block of a pool that still holds it).
+  TIMINGWHEEL_NO_SANITIZE_ADDRESS static uint64_t LoadStateAt(
+      const void* block) {
+    const auto* node = static_cast<const TimerNode*>(block);
+    return __atomic_load_n(reinterpret_cast<const uint64_t*>(&node->state),
+                           __ATOMIC_ACQUIRE);
+  }
+  // A reference for a thread that holds none, from an id whose top half is
+  // `id_word`: the node at `block` (mapped, as above) is then that id's, and
+  // alive. False if the block is free, another timer's, or that timer ended
+  // and was let go.
+  static TimerNode* TryRefId(void* block, uint32_t id_word, NodePools* pools);
 
   // (gen, kPending or kDispatched) -> (gen, kCancelled), for any generation
   // with kAnyGeneration: the wheel is shut down, CancelAll found the node, or
@@ -464,13 +562,15 @@ class alignas(NodeLink::kUnit) TimerNode : public CoreNode {
   // once the run returned; else the last Unref does.
   void DestroyCallback(NodePools* pools) noexcept;
 
+  // Stored by the constructor, not initialized: an id's check may read it
+  // at any time (LoadStateAt).
   std::atomic<uint64_t> state;
 
  private:
   // Where the callable is.
   enum class Storage : uint8_t {
     kRoom,      // in the room; operations by number
-    kBlock,     // in a second block of `nodes`; operations by number
+    kBlock,     // in a second block (`callables`); operations by number
     kBare,      // stateless, kept nowhere: a bare node; operations by number
     kHeap,      // on the heap after its OutOfLine, with its operations
     kPeriodic,  // the same, with a scheduler
@@ -505,7 +605,7 @@ class alignas(NodeLink::kUnit) TimerNode : public CoreNode {
   // `number`: the operations' (0 for kHeap and kPeriodic); `extra`: the
   // second block (kBlock) or the OutOfLine (kHeap, kPeriodic).
   TimerNode(CallbackRef f, uint32_t number, Storage storage, void* extra,
-            int32_t refs);
+            int32_t refs, uint32_t id_word);
   ~TimerNode() = default;
 
   Storage storage() const {

@@ -259,18 +259,19 @@ void Runner::AfterRun(TimerNode* node, uint64_t gen,
   // released when the pool is done with it): to the pool if due, else to
   // the wheel's owner. No lock is held: an executor may run it inline.
   node->Ref();
+  const uint64_t next = NextGeneration(gen);
   const int64_t now_ns = time_->NowNs();
   if (rearm_ns <= now_ns) {
-    uint64_t expected = MakeStateWord(gen + 1, State::kPending);
-    if (node->CasState(expected, MakeStateWord(gen + 1, State::kDispatched))) {
-      std::vector<DueTimer> due{{node, gen + 1, rearm_ns}};
+    uint64_t expected = MakeStateWord(next, State::kPending);
+    if (node->CasState(expected, MakeStateWord(next, State::kDispatched))) {
+      std::vector<DueTimer> due{{node, next, rearm_ns}};
       Submit(&due);
       return;
     }
-  } else if (inbox_->Push({node, gen + 1, Submission::Kind::kArm, now_ns},
+  } else if (inbox_->Push({node, next, Submission::Kind::kArm, now_ns},
                           time_->TickOf(rearm_ns))) {
     return;
-  } else if (node->Cancel(gen + 1)) {
+  } else if (node->Cancel(next)) {
     // Shut down meanwhile: it was pending, so Shutdown counts it.
     counts_->CancelledInTransit();
   }
@@ -298,7 +299,8 @@ State Runner::Rearm(TimerNode* node, uint64_t gen,
     }
     const int64_t deadline_ns =
         node->mu.has_rearm() ? node->expiration() : *next_ns;
-    if (!node->CasState(word, MakeStateWord(gen + 1, State::kPending))) {
+    if (!node->CasState(word,
+                        MakeStateWord(NextGeneration(gen), State::kPending))) {
       continue;  // a Stop won: re-read
     }
     node->mu.set_has_rearm(false);
