@@ -7,14 +7,17 @@
 // A run (one seed) makes a wheel on a ManualClock with the built-in worker
 // pool, then three threads call AfterFunc, Every, Stop, Reset, State and, in
 // some seeds, Shutdown or CancelAll on timers they share, while a driver
-// thread advances the clock. Every call is logged with a sequence number taken
-// just before it and one just after it returned (one atomic counter: the
-// real-time order), the clock readings around it, and what it returned; every
-// callback logs its start and its end the same way (sequence number and clock).
-// Some callbacks stop or reset their own timer or ask its state, and some
-// linger, so that other threads' calls meet them running. At the end the
-// workload settles (the wheel idle at the last time), then the clock moves past
-// every deadline and the wheel idles again; both points are logged.
+// thread advances the clock. In three seeds of four, half the one-shot
+// timers are made by AfterFuncId and reached through their TimerId (Stop,
+// Reset, Pending), their callbacks through Timer::Current(). Every call is
+// logged with a sequence number taken just before it and one just after it
+// returned (one atomic counter: the real-time order), the clock readings around
+// it, and what it returned; every callback logs its start and its end the same
+// way (sequence number and clock). Some callbacks stop or reset their own timer
+// or ask its state, and some linger, so that other threads' calls meet them
+// running. At the end the workload settles (the wheel idle at the last time),
+// then the clock moves past every deadline and the wheel idles again; both
+// points are logged.
 //
 // The checker (CheckHistory) then looks, for each timer, for a serial order
 // of its calls, its callback starts and ends, and Shutdown's two moments
@@ -28,9 +31,10 @@
 //   * Reset returns true for a pending arm, which it supersedes, else false;
 //     it arms again either way, after the run if the callback is running,
 //     except when it finds the wheel shut down or the timer cancelled (false,
-//     nothing armed). A Reset that found the wheel open takes effect before
-//     Shutdown cancels anything, possibly after a later Reset was refused
-//     (see kMaxRacingResets).
+//     nothing armed), or, by id, the id spent: the run returned, or a Stop
+//     took the arm or the re-arm (false, nothing armed). A Reset that found the
+//     wheel open takes effect before Shutdown cancels anything, possibly after
+//     a later Reset was refused (see kMaxRacingResets).
 //   * CancelAll first looks whether the wheel is shut down (then it does
 //     nothing: Shutdown cancels the timers), then takes effect on each timer
 //     at one point of its call: a pending arm is cancelled (for good), a
@@ -38,7 +42,7 @@
 //     its count adds up to the arms it cancelled.
 //   * State answers what the timer is at one point of its call: pending
 //     (also a periodic timer's run), running (not armed again), fired,
-//     stopped or cancelled.
+//     stopped or cancelled; Pending(id) whether it is pending.
 //   * A run starts only from a pending arm, never before its deadline (for
 //     a periodic timer: the previous deadline plus a period, and after the
 //     previous run ended); runs of one timer never overlap. (Not before the
@@ -104,6 +108,7 @@ enum class OpKind {
   kShutdown,
   kCancelAll,
   kState,
+  kPending,  // TimingWheel::Pending(id)
 };
 
 struct Op {
@@ -120,6 +125,9 @@ struct Op {
   int64_t count = 0;  // what Shutdown or CancelAll returned
   TimerState state = TimerState::kNone;  // what State returned
   bool in_callback = false;              // called by the timer's own callback
+  // AfterFuncId, and the calls through its TimerId (Stop, Reset, Pending):
+  // an id is spent once its timer ran or was stopped (Reset arms nothing).
+  bool by_id = false;
 };
 
 // One callback run: its first and last actions.
@@ -149,7 +157,8 @@ std::string Describe(const Op& op) {
   std::string call;
   switch (op.kind) {
     case OpKind::kAfterFunc:
-      call = absl::StrCat("AfterFunc(", absl::FormatDuration(op.d), ") -> ",
+      call = absl::StrCat(op.by_id ? "AfterFuncId(" : "AfterFunc(",
+                          absl::FormatDuration(op.d), ") -> ",
                           op.ok ? "ok" : "failed");
       break;
     case OpKind::kEvery:
@@ -157,10 +166,14 @@ std::string Describe(const Op& op) {
                           op.ok ? "ok" : "failed");
       break;
     case OpKind::kStop:
-      call = absl::StrCat("Stop() -> ", op.ok);
+      call = absl::StrCat(op.by_id ? "Stop(id)" : "Stop()", " -> ", op.ok);
       break;
     case OpKind::kReset:
-      call = absl::StrCat("Reset(", absl::FormatDuration(op.d), ") -> ", op.ok);
+      call = absl::StrCat(op.by_id ? "Reset(id, " : "Reset(",
+                          absl::FormatDuration(op.d), ") -> ", op.ok);
+      break;
+    case OpKind::kPending:
+      call = absl::StrCat("Pending(id) -> ", op.ok);
       break;
     case OpKind::kShutdown:
       call = absl::StrCat("Shutdown() -> ", op.count);
@@ -561,6 +574,9 @@ class TimerSearch {
         }
       case OpKind::kState:
         return s->phase != Phase::kUnborn && op.state == StateIn(s->phase);
+      case OpKind::kPending:
+        return s->phase != Phase::kUnborn &&
+               op.ok == (StateIn(s->phase) == TimerState::kPending);
       case OpKind::kReset: {
         if (s->phase == Phase::kUnborn) return false;
         bool refused = s->closed;
@@ -571,6 +587,14 @@ class TimerSearch {
           s->in_flight &= ~bit;
         }
         if (refused) return !op.ok;  // nothing armed
+        // A spent id: its one-shot run returned (kDone), or a Stop took its
+        // arm (kStopped) or the re-arm a Reset made during its run
+        // (kRunningStopped).
+        if (op.by_id &&
+            (s->phase == Phase::kDone || s->phase == Phase::kStopped ||
+             s->phase == Phase::kRunningStopped)) {
+          return !op.ok;  // nothing armed
+        }
         switch (s->phase) {
           case Phase::kPending:
           case Phase::kRunningArmed:  // supersedes the arm after the run
@@ -1347,6 +1371,7 @@ struct Workload {
   bool shutdown = false;       // one thread shuts the wheel down midway
   bool cancel_all = false;     // another thread calls CancelAll midway
   bool callbacks_act = false;  // callbacks Stop or Reset their own timer
+  bool by_id = false;          // half the one-shot timers by id (AfterFuncId)
   int max_timers = 5;          // timers made (fewer: more contention)
   int max_linger = 3;          // yields a callback may take while running
   absl::Duration tick = absl::Milliseconds(1);
@@ -1362,6 +1387,7 @@ Workload WorkloadFor(uint64_t seed) {
   w.shutdown = seed % 5 == 0;
   w.cancel_all = seed % 7 == 1 || seed % 7 == 3 || seed % 7 == 5;
   w.callbacks_act = seed % 2 == 0;
+  w.by_id = seed % 4 != 3;
   w.max_timers = 3 + static_cast<int>(seed % 6);
   w.max_linger = seed % 7 < 2 ? 30 : 3;
   return w;
@@ -1375,6 +1401,7 @@ std::string Describe(const Workload& w) {
       w.shutdown ? ", Shutdown midway" : "",
       w.cancel_all ? ", CancelAll midway" : "",
       w.callbacks_act ? ", callbacks Stop/Reset/State themselves" : "",
+      w.by_id ? ", timers by id" : "",
       w.max_linger > 3 ? ", callbacks linger" : "");
 }
 
@@ -1427,6 +1454,12 @@ class Recorder {
   History history_;
 };
 
+// A timer the threads share: its handle, or (made by AfterFuncId) its id.
+struct SharedTimer {
+  Timer handle;
+  TimerId id;
+};
+
 // The timers the threads share: slot i is written once, by the thread that
 // made timer i, before `ready[i]` is set (release); readers copy the handle
 // after seeing it set (acquire).
@@ -1437,14 +1470,14 @@ class TimerTable {
     for (int i = 0; i < capacity; ++i) ready_[i] = false;
   }
   int Reserve() { return reserved_.fetch_add(1); }
-  void Publish(int id, Timer timer) {
+  void Publish(int id, SharedTimer timer) {
     handles_[id] = std::move(timer);
     ready_[id].store(true, std::memory_order_release);
     published_.fetch_add(1);
   }
   int published() const { return published_.load(); }
   // A random published timer, or nullopt if none is (yet).
-  std::optional<std::pair<int, Timer>> Pick(std::mt19937_64& rng) const {
+  std::optional<std::pair<int, SharedTimer>> Pick(std::mt19937_64& rng) const {
     const int reserved = reserved_.load();
     if (reserved == 0) return std::nullopt;
     for (int attempt = 0; attempt < 4; ++attempt) {
@@ -1457,7 +1490,7 @@ class TimerTable {
   }
 
  private:
-  std::vector<Timer> handles_;
+  std::vector<SharedTimer> handles_;
   std::unique_ptr<std::atomic<bool>[]> ready_;
   std::atomic<int> reserved_{0};
   std::atomic<int> published_{0};
@@ -1583,7 +1616,7 @@ History Play(const Workload& w) {
         });
         continue;
       }
-      std::optional<std::pair<int, Timer>> picked;
+      std::optional<std::pair<int, SharedTimer>> picked;
       const int published = table.published();
       if (published >= w.max_timers || (published > 0 && rng() % 100 >= 15)) {
         picked = table.Pick(rng);
@@ -1600,43 +1633,70 @@ History Play(const Workload& w) {
         }
         Op op;
         op.kind = every ? OpKind::kEvery : OpKind::kAfterFunc;
+        op.by_id = !every && w.by_id && rng() % 2 == 0;
         op.d = every ? w.tick * static_cast<int64_t>(1 + rng() % 5)
                      : RandomDelay(rng, w.tick);
         const int id = table.Reserve();
         op.timer = id;
         recorder->Call(op, [&](Op* op) {
-          absl::StatusOr<Timer> timer =
-              every ? wheel->Every(op->d, make_callback(id, plan))
-                    : wheel->AfterFunc(op->d, make_callback(id, plan));
-          if (!timer.ok()) {
-            EXPECT_EQ(timer.status().code(),
-                      absl::StatusCode::kFailedPrecondition)
-                << timer.status();
+          absl::Status status;
+          SharedTimer made;
+          if (op->by_id) {
+            absl::StatusOr<TimerId> timer =
+                wheel->AfterFuncId(op->d, make_callback(id, plan));
+            status = timer.status();
+            if (timer.ok()) made.id = *timer;
+          } else {
+            absl::StatusOr<Timer> timer =
+                every ? wheel->Every(op->d, make_callback(id, plan))
+                      : wheel->AfterFunc(op->d, make_callback(id, plan));
+            status = timer.status();
+            if (timer.ok()) made.handle = *std::move(timer);
+          }
+          if (!status.ok()) {
+            EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition)
+                << status;
             op->timer = -1;
             return false;
           }
-          table.Publish(id, *timer);
+          table.Publish(id, std::move(made));
           return true;
         });
       } else if (const uint64_t pick = rng() % 100; pick < 35) {
         Op op;
         op.kind = OpKind::kStop;
         op.timer = picked->first;
-        recorder->Call(op, [&](Op*) { return picked->second.Stop(); });
+        const TimerId by_id = picked->second.id;
+        op.by_id = static_cast<bool>(by_id);
+        recorder->Call(op, [&](Op*) {
+          return by_id ? wheel->Stop(by_id) : picked->second.handle.Stop();
+        });
       } else if (pick < 50) {
         Op op;
         op.kind = OpKind::kState;
         op.timer = picked->first;
-        recorder->Call(op, [&](Op* op) {
-          op->state = picked->second.State();
-          return true;
-        });
+        if (const TimerId by_id = picked->second.id) {
+          // An id has no State: whether it is pending.
+          op.kind = OpKind::kPending;
+          op.by_id = true;
+          recorder->Call(op, [&](Op*) { return wheel->Pending(by_id); });
+        } else {
+          recorder->Call(op, [&](Op* op) {
+            op->state = picked->second.handle.State();
+            return true;
+          });
+        }
       } else {
         Op op;
         op.kind = OpKind::kReset;
         op.timer = picked->first;
         op.d = RandomDelay(rng, w.tick);
-        recorder->Call(op, [&](Op* op) { return picked->second.Reset(op->d); });
+        const TimerId by_id = picked->second.id;
+        op.by_id = static_cast<bool>(by_id);
+        recorder->Call(op, [&](Op* op) {
+          return by_id ? wheel->Reset(by_id, op->d)
+                       : picked->second.handle.Reset(op->d);
+        });
       }
     }
     finished.fetch_add(1);
