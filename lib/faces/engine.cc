@@ -47,6 +47,12 @@ uint32_t NextIdWord() {
   return IdWordOf(tls_id_next++);
 }
 
+// Whether `id` has an id's shape: the flag in its top half (IdWordOf), and
+// a link below 2^31 (node_link.h) in the bottom half.
+bool IdShaped(uint64_t id) {
+  return (id >> 32 & IdWordOf(0)) != 0 && (id & (uint64_t{1} << 31)) == 0;
+}
+
 // How many of the Resets this thread is inside are `engine`'s.
 int64_t ResetsOnThisThread(const Engine* engine) {
   int64_t resets = 0;
@@ -363,10 +369,7 @@ bool Engine::Stop(TimerNode* node) {
 }
 
 void* Engine::BlockOfId(uint64_t id) const {
-  // The flag of an id's top half, and a link below 2^31 (node_link.h).
-  if ((id >> 32 & IdWordOf(0)) == 0 || (id & (uint64_t{1} << 31)) != 0) {
-    return nullptr;
-  }
+  if (!IdShaped(id)) return nullptr;
   void* block = NodeLink::At(static_cast<uint32_t>(id));
   if (!nodes_.nodes.HoldsBlock(block) && !nodes_.bare.HoldsBlock(block)) {
     return nullptr;
@@ -386,9 +389,8 @@ bool Engine::StopId(uint64_t id) {
   // lane. Retract compares the name with the lane's submissions and reads
   // no node; once it is back, its reference is the caller's, and the node is
   // in no bucket.
-  const uint32_t id_word = static_cast<uint32_t>(id >> 32);
-  const uint64_t first = FirstArmOf(id_word);
-  if ((id_word & IdWordOf(0)) != 0 && (id & (uint64_t{1} << 31)) == 0) {
+  if (IdShaped(id)) {
+    const uint64_t first = FirstArmOf(static_cast<uint32_t>(id >> 32));
     auto* node =
         static_cast<TimerNode*>(NodeLink::At(static_cast<uint32_t>(id)));
     if (inbox_.Retract(node, first)) {
