@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -68,6 +69,49 @@ TEST_F(TimerIdTest, RunsOnceAtItsDeadlineAndIsThenSpent) {
   EXPECT_EQ(log->count(), 1);
   EXPECT_EQ(wheel_->Pending(), 0);
   EXPECT_EQ(wheel_->GetStats().fired, 1);
+}
+
+TEST_F(TimerIdTest, AtClockTimeIdRunsAtThePointItself) {
+  auto log = NewLog();
+  Advance(absl::Milliseconds(1));
+  const absl::Duration when = clock_->Now() + absl::Milliseconds(7);  // 8 ms
+  absl::StatusOr<TimerId> id =
+      wheel_->AtClockTimeId(when, RunLog::Callback(log));
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(wheel_->Deadline(*id), when);
+  Advance(absl::Milliseconds(7) - absl::Nanoseconds(1));
+  EXPECT_EQ(log->count(), 0);
+  Advance(absl::Nanoseconds(1));
+  EXPECT_EQ(log->count(), 1);
+  EXPECT_EQ(log->last_run(), when);
+  EXPECT_FALSE(wheel_->Reset(*id, kTick));  // spent
+  // A point already passed runs as soon as possible and keeps its deadline.
+  absl::StatusOr<TimerId> late = wheel_->AtClockTimeId(
+      clock_->Now() - absl::Milliseconds(1), RunLog::Callback(log));
+  ASSERT_TRUE(late.ok()) << late.status();
+  WaitIdle();
+  EXPECT_EQ(log->count(), 2);
+  EXPECT_EQ(
+      wheel_->AtClockTimeId(absl::InfiniteDuration(), [] {}).status().code(),
+      absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(TimerIdTest, AtIdTakesSteadyClockPointsOnASteadyWheelOnly) {
+  absl::StatusOr<TimerId> refused =
+      wheel_->AtId(std::chrono::steady_clock::now(), [] {});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("AtClockTimeId"),
+            absl::string_view::npos)
+      << refused.status();
+  std::unique_ptr<TimingWheel> steady = TimingWheel::Create().value();
+  Event ran;
+  absl::StatusOr<TimerId> id = steady->AtId(
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(2),
+      [&ran] { ran.Notify(); });
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_TRUE(ran.Wait());
+  steady->WaitIdle();
+  EXPECT_FALSE(steady->Pending(*id));
 }
 
 TEST_F(TimerIdTest, StopIsTrueOnceAndTheCallbackNeverRuns) {

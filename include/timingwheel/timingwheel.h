@@ -371,6 +371,20 @@ class TIMINGWHEEL_EXPORT TimingWheel {
                                       F&& f) {
     return AfterFuncId(absl::FromChrono(d), std::forward<F>(f));
   }
+  // At and AtClockTime, scheduled by id. Errors as theirs.
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<TimerId> AtId(std::chrono::steady_clock::time_point when,
+                               F&& f) {
+    internal::WheelCallable<std::decay_t<F>> callable(std::in_place,
+                                                      std::forward<F>(f));
+    return ScheduleSteadyId(when, callable.Ref());
+  }
+  template <class F, class = std::enable_if_t<internal::kIsCallback<F>>>
+  absl::StatusOr<TimerId> AtClockTimeId(absl::Duration when, F&& f) {
+    internal::WheelCallable<std::decay_t<F>> callable(std::in_place,
+                                                      std::forward<F>(f));
+    return ScheduleAtClockId(when, callable.Ref());
+  }
   // What Timer's members do, for the timer `id` names, from any thread, also
   // from callbacks (its own included: a Reset during its run arms it again,
   // as Timer::Reset does). A spent id (its callback ran, or it was stopped),
@@ -402,6 +416,15 @@ class TIMINGWHEEL_EXPORT TimingWheel {
                                         internal::CallbackRef f);
   absl::StatusOr<TimerId> ScheduleAfterId(absl::Duration d,
                                           internal::CallbackRef f);
+  absl::StatusOr<TimerId> ScheduleSteadyId(
+      std::chrono::steady_clock::time_point when, internal::CallbackRef f);
+  absl::StatusOr<TimerId> ScheduleAtClockId(absl::Duration when,
+                                            internal::CallbackRef f);
+  // An id the engine made, or the engine's error.
+  static absl::StatusOr<TimerId> ToTimerId(absl::StatusOr<uint64_t> id);
+  // At's error on a wheel whose clock is not steady_clock's: `caller` (At
+  // or AtId) names `instead` (AtClockTime or AtClockTimeId).
+  absl::Status CheckSteady(const char* caller, const char* instead) const;
   // The handle for a node the engine made, or the engine's error.
   absl::StatusOr<Timer> ToTimer(absl::StatusOr<internal::TimerNode*> node);
 

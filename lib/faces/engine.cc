@@ -47,6 +47,14 @@ uint32_t NextIdWord() {
   return IdWordOf(tls_id_next++);
 }
 
+// The id of a timer just made for `id_word` (no read of its node: it is
+// handed on), or the error.
+absl::StatusOr<uint64_t> IdValue(absl::StatusOr<TimerNode*> node,
+                                 uint32_t id_word) {
+  if (!node.ok()) return node.status();
+  return uint64_t{id_word} << 32 | NodeLink::Of(*node);
+}
+
 // Whether `id` has an id's shape: the flag in its top half (IdWordOf), and
 // a link below 2^31 (node_link.h) in the bottom half.
 bool IdShaped(uint64_t id) {
@@ -151,10 +159,14 @@ absl::StatusOr<TimerNode*> Engine::Schedule(absl::Duration d, CallbackRef f,
 absl::StatusOr<uint64_t> Engine::ScheduleId(absl::Duration d, CallbackRef f,
                                             const char* caller) {
   const uint32_t id_word = NextIdWord();
-  absl::StatusOr<TimerNode*> node = ScheduleOneShot(d, f, caller, id_word);
-  if (!node.ok()) return node.status();
-  // The node is handed on: only its name is read here, never the node.
-  return uint64_t{id_word} << 32 | NodeLink::Of(*node);
+  return IdValue(ScheduleOneShot(d, f, caller, id_word), id_word);
+}
+
+absl::StatusOr<uint64_t> Engine::ScheduleAtId(absl::Duration when,
+                                              CallbackRef f,
+                                              const char* caller) {
+  const uint32_t id_word = NextIdWord();
+  return IdValue(ScheduleAt(when, f, caller, id_word), id_word);
 }
 
 absl::StatusOr<TimerNode*> Engine::ScheduleOneShot(absl::Duration d,
@@ -208,8 +220,8 @@ absl::StatusOr<TimerNode*> Engine::Schedule(
 }
 
 absl::StatusOr<TimerNode*> Engine::ScheduleAt(absl::Duration when,
-                                              CallbackRef f,
-                                              const char* caller) {
+                                              CallbackRef f, const char* caller,
+                                              uint32_t id_word) {
   if (when == absl::InfiniteDuration() || when == -absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(caller, ": time is ",
                                                    absl::FormatDuration(when),
@@ -221,7 +233,7 @@ absl::StatusOr<TimerNode*> Engine::ScheduleAt(absl::Duration when,
   absl::StatusOr<int64_t> deadline = time_.DeadlineAt(when, caller);
   if (!deadline.ok()) return deadline.status();
   const int64_t now_ns = time_.NowNs();
-  return NewArmed(f, nullptr, *deadline, now_ns, caller);
+  return NewArmed(f, nullptr, *deadline, now_ns, caller, id_word);
 }
 
 absl::Status Engine::CheckNew(CallbackRef f, const char* caller) const {

@@ -149,8 +149,10 @@ class Engine : public RefCounted {
   // Arms a new one-shot timer at `when`, a reading of the clock (Now()): the
   // deadline is `when` itself, rounded up to the nanosecond; one already
   // passed runs as soon as possible. Errors as Schedule.
+  // Held by `id_word` (IdWordOf), or (0) by a handle.
   absl::StatusOr<TimerNode*> ScheduleAt(absl::Duration when, CallbackRef f,
-                                        const char* caller);
+                                        const char* caller,
+                                        uint32_t id_word = 0);
 
   // Arms a new one-shot timer `d` from now, held by id (TimerId): no
   // handle, the node freed when the timer ends. Returns the id's value:
@@ -158,6 +160,9 @@ class Engine : public RefCounted {
   // Schedule.
   absl::StatusOr<uint64_t> ScheduleId(absl::Duration d, CallbackRef f,
                                       const char* caller);
+  // The same at `when` (ScheduleAt).
+  absl::StatusOr<uint64_t> ScheduleAtId(absl::Duration when, CallbackRef f,
+                                        const char* caller);
 
   const TimeBase& time() const { return time_; }
 

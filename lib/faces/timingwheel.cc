@@ -12,6 +12,7 @@
 #include <ostream>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "base/scheduler_internal.h"
 #include "faces/engine.h"
 #include "handles/timer_state.h"
@@ -199,11 +200,27 @@ absl::StatusOr<Timer> TimingWheel::ScheduleWith(
   return ToTimer(engine_->Schedule(*std::move(scheduler), f, "ScheduleFunc"));
 }
 
-absl::StatusOr<TimerId> TimingWheel::ScheduleAfterId(absl::Duration d,
-                                                     internal::CallbackRef f) {
-  absl::StatusOr<uint64_t> id = engine_->ScheduleId(d, f, "AfterFuncId");
+absl::StatusOr<TimerId> TimingWheel::ToTimerId(absl::StatusOr<uint64_t> id) {
   if (!id.ok()) return id.status();
   return TimerId(*id);
+}
+
+absl::StatusOr<TimerId> TimingWheel::ScheduleAfterId(absl::Duration d,
+                                                     internal::CallbackRef f) {
+  return ToTimerId(engine_->ScheduleId(d, f, "AfterFuncId"));
+}
+
+absl::StatusOr<TimerId> TimingWheel::ScheduleSteadyId(
+    std::chrono::steady_clock::time_point when, internal::CallbackRef f) {
+  if (absl::Status status = CheckSteady("AtId", "AtClockTimeId"); !status.ok())
+    return status;
+  return ToTimerId(engine_->ScheduleAtId(
+      absl::FromChrono(when.time_since_epoch()), f, "AtId"));
+}
+
+absl::StatusOr<TimerId> TimingWheel::ScheduleAtClockId(
+    absl::Duration when, internal::CallbackRef f) {
+  return ToTimerId(engine_->ScheduleAtId(when, f, "AtClockTimeId"));
 }
 
 bool TimingWheel::Stop(TimerId id) { return engine_->StopId(id.value()); }
@@ -247,14 +264,20 @@ absl::StatusOr<Timer> TimingWheel::At(
 
 absl::StatusOr<Timer> TimingWheel::ScheduleSteady(
     std::chrono::steady_clock::time_point when, internal::CallbackRef f) {
-  if (!engine_->time().steady()) {
-    return absl::InvalidArgumentError(
-        "At: the time point is steady_clock's, but this wheel's clock is not "
-        "SteadyClock(); give AtClockTime a time of the wheel's own clock "
-        "(as its Now() returns it)");
-  }
+  if (absl::Status status = CheckSteady("At", "AtClockTime"); !status.ok())
+    return status;
   return ToTimer(
       engine_->ScheduleAt(absl::FromChrono(when.time_since_epoch()), f, "At"));
+}
+
+absl::Status TimingWheel::CheckSteady(const char* caller,
+                                      const char* instead) const {
+  if (engine_->time().steady()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      caller,
+      ": the time point is steady_clock's, but this wheel's clock is not "
+      "SteadyClock(); give ",
+      instead, " a time of the wheel's own clock (as its Now() returns it)"));
 }
 
 absl::StatusOr<Timer> TimingWheel::AtClockTime(absl::Duration when,
