@@ -202,6 +202,32 @@ TEST_F(TimerIdTest, AResetDuringItsOwnRunArmsItAgain) {
   EXPECT_FALSE(wheel_->Reset(*id, kTick));
 }
 
+TEST_F(TimerIdTest, AHandleFromItsCallbackFollowsAHandlesRules) {
+  // Timer::Current() in the callback of a timer by id: the handle keeps the
+  // node after the run, and its Reset arms the timer again, which the id
+  // (spent by the run) could not; the id then names the armed timer.
+  auto log = NewLog();
+  auto handle = std::make_shared<Timer>();
+  absl::StatusOr<TimerId> id =
+      wheel_->AfterFuncId(absl::Milliseconds(2), [log, handle] {
+        log->Record();
+        if (!*handle) *handle = Timer::Current();
+      });
+  ASSERT_TRUE(id.ok());
+  Advance(absl::Milliseconds(2));
+  ASSERT_EQ(log->count(), 1);
+  ASSERT_TRUE(static_cast<bool>(*handle));
+  EXPECT_EQ(handle->State(), TimerState::kFired);
+  EXPECT_FALSE(wheel_->Reset(*id, kTick));  // spent: nothing armed
+  EXPECT_FALSE(wheel_->Pending(*id));
+  EXPECT_FALSE(handle->Reset(kTick));  // not pending, and arms it
+  EXPECT_TRUE(wheel_->Pending(*id));
+  Advance(kTick);
+  EXPECT_EQ(log->count(), 2);
+  EXPECT_FALSE(wheel_->Pending(*id));
+  *handle = Timer();  // the callable holds `handle`: let go of the node
+}
+
 TEST_F(TimerIdTest, SpentIdsNameNothingAfterTheirMemoryIsReused) {
   // Each stopped timer's node is freed at once and its block taken again by
   // the next AfterFuncId (the thread's cache hands it back last in, first
@@ -375,14 +401,18 @@ TEST_F(TimerIdTest, ErrorsAreStatusesAsForAfterFunc) {
 TEST_F(TimerIdTest, ThreadsRacingOnOneIdDecideItOnce) {
   // Ids made by one thread and, at once, stopped, reset and asked about by
   // three others, while the clock moves and timers fire. A Stop's true is
-  // once per timer (a stopped id is spent: no Reset arms it again), and no
-  // run starts after it; a Reset during a run arms another (so a timer may
-  // run and then be stopped, or run twice); each timer ends, nothing is
-  // left pending, and the wheel's counts agree.
+  // once per timer (a stopped id is spent: no Reset arms it again); a Reset
+  // during a run arms another (so a timer may run and then be stopped, or
+  // run twice); each timer ends, nothing is left pending, and the wheel's
+  // counts agree. For a timer no Reset was tried on, a true Stop found it
+  // not started, so no run may start after it. (With a Reset, a run may
+  // have started before a Stop that took its re-arm and reach its first
+  // statement after: the history checker orders those.)
   constexpr int kTimers = kSanitized ? 3000 : 20000;
   std::vector<std::atomic<int>> runs(kTimers);
   std::vector<std::atomic<int>> stops(kTimers);
   std::vector<std::atomic<bool>> stopped(kTimers);
+  std::vector<std::atomic<int>> resets(kTimers);  // Resets tried
   std::vector<std::atomic<TimerId>> ids(kTimers);
   std::atomic<int> runs_after_stop{0};
   std::atomic<int> made{0};
@@ -394,13 +424,17 @@ TEST_F(TimerIdTest, ThreadsRacingOnOneIdDecideItOnce) {
   };
   std::thread maker([&] {
     for (int i = 0; i < kTimers; ++i) {
-      absl::StatusOr<TimerId> id =
-          wheel_->AfterFuncId(absl::Microseconds(200 * (1 + i % 20)),
-                              [&runs, &stopped, &runs_after_stop, i] {
-                                const size_t at = static_cast<size_t>(i);
-                                if (stopped[at].load()) runs_after_stop++;
-                                runs[at]++;
-                              });
+      absl::StatusOr<TimerId> id = wheel_->AfterFuncId(
+          absl::Microseconds(200 * (1 + i % 20)),
+          [&runs, &stopped, &resets, &runs_after_stop, i] {
+            const size_t at = static_cast<size_t>(i);
+            // The Stop first: a Reset before it was
+            // counted before it.
+            if (stopped[at].load() && resets[at].load() == 0) {
+              runs_after_stop++;
+            }
+            runs[at]++;
+          });
       ASSERT_TRUE(id.ok()) << id.status();
       ids[static_cast<size_t>(i)].store(*id);
       made.store(i + 1, std::memory_order_release);
@@ -422,6 +456,7 @@ TEST_F(TimerIdTest, ThreadsRacingOnOneIdDecideItOnce) {
             stop(i, id);
             break;
           case 1:
+            resets[static_cast<size_t>(i)]++;
             wheel_->Reset(id, absl::Microseconds(300));
             break;
           case 2:

@@ -168,6 +168,11 @@ class TIMINGWHEEL_EXPORT Timer {
   //   auto heartbeat = wheel->Every(absl::Seconds(1), [&beats] {
   //     if (++beats == 5) timingwheel::Timer::Current().Stop();
   //   });
+  //
+  // Also for a timer scheduled by id (TimingWheel::AfterFuncId, below): the
+  // handle then keeps the node, and follows a handle's rules, so its Reset
+  // arms the timer again after its run returned, where a Reset by the id,
+  // spent by that run, would not (the id names the timer again once armed).
   static Timer Current();
 
   // True if the timer is pending: armed, its callback not started, and not
