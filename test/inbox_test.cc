@@ -54,9 +54,6 @@ Submission Arm(uintptr_t i, uint64_t gen = 0) {
 Submission Unlink(uintptr_t i, uint64_t gen = 0) {
   return {Node(i), gen, Submission::Kind::kUnlink, 0};
 }
-Submission Unstamped(uintptr_t i) {
-  return {Node(i), 0, Submission::Kind::kArmUnstamped, Submission::kNoCallTime};
-}
 int64_t NoClock() {
   ADD_FAILURE() << "the clock was read";
   return 0;
@@ -399,13 +396,13 @@ void TakePolling(Inbox& inbox, std::vector<Submission>* out) {
 TEST(InboxTest, AnUnstampedArmGoesInOnlyWhileTheOwnerPolls) {
   Inbox inbox;
   EXPECT_FALSE(inbox.Polling());
-  EXPECT_EQ(inbox.PushUnstamped(Unstamped(1), NoClock),
+  EXPECT_EQ(inbox.PushUnstamped(Node(1), 0, NoClock),
             Inbox::Unstamped::kStampFirst);
   std::vector<Submission> taken;
   TakePolling(inbox, &taken);
   EXPECT_TRUE(taken.empty()) << "handed back, yet taken";
   EXPECT_TRUE(inbox.Polling());
-  EXPECT_EQ(inbox.PushUnstamped(Unstamped(2), NoClock),
+  EXPECT_EQ(inbox.PushUnstamped(Node(2), 0, NoClock),
             Inbox::Unstamped::kPushed);
   EXPECT_TRUE(inbox.Idle(Inbox::kPolling)) << "a polling owner comes anyway";
   TakePolling(inbox, &taken);
@@ -417,7 +414,7 @@ TEST(InboxTest, AnUnstampedArmGoesInOnlyWhileTheOwnerPolls) {
 void PushOneWhilePolling(Inbox& inbox) {
   std::vector<Submission> taken;
   TakePolling(inbox, &taken);
-  ASSERT_EQ(inbox.PushUnstamped(Unstamped(1), NoClock),
+  ASSERT_EQ(inbox.PushUnstamped(Node(1), 0, NoClock),
             Inbox::Unstamped::kPushed);
 }
 
@@ -447,9 +444,9 @@ TEST(InboxTest, StopPollingStampsWhatWaitsWithALaterReading) {
   std::vector<Submission> taken;
   TakePolling(inbox, &taken);
   ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
-  ASSERT_EQ(inbox.PushUnstamped(Unstamped(2), NoClock),
+  ASSERT_EQ(inbox.PushUnstamped(Node(2), 0, NoClock),
             Inbox::Unstamped::kPushed);
-  ASSERT_EQ(inbox.PushUnstamped(Unstamped(3), NoClock),
+  ASSERT_EQ(inbox.PushUnstamped(Node(3), 0, NoClock),
             Inbox::Unstamped::kPushed);
   int64_t reading = 0;
   std::vector<std::pair<TimerNode*, int64_t>> stamped;
@@ -460,7 +457,7 @@ TEST(InboxTest, StopPollingStampsWhatWaitsWithALaterReading) {
   EXPECT_THAT(stamped, ElementsAre(std::pair(Node(2), int64_t{1}),
                                    std::pair(Node(3), int64_t{1})));
   EXPECT_FALSE(inbox.Polling());
-  EXPECT_EQ(inbox.PushUnstamped(Unstamped(4), NoClock),
+  EXPECT_EQ(inbox.PushUnstamped(Node(4), 0, NoClock),
             Inbox::Unstamped::kStampFirst);
   EXPECT_TRUE(inbox.Idle(Inbox::kNever)) << "stamped: nothing waits";
   TakeInto(inbox, &taken);
@@ -479,7 +476,7 @@ TEST(InboxTest, OneUnstampedPushInKSampleEveryReadsTheClock) {
   TakePolling(inbox, &taken);
   int reads = 0;
   for (uint32_t i = 0; i < 3 * Inbox::kSampleEvery; ++i) {
-    ASSERT_EQ(inbox.PushUnstamped(Unstamped(i), [&] { return ++reads * 10; }),
+    ASSERT_EQ(inbox.PushUnstamped(Node(i), 0, [&] { return ++reads * 10; }),
               Inbox::Unstamped::kPushed);
   }
   EXPECT_EQ(reads, 3);
@@ -515,7 +512,7 @@ TEST(InboxTest, PushersRacingStopPollingLeaveNoArmUnstamped) {
         for (uintptr_t i = 1; i <= 5000; ++i) {
           const uintptr_t id = static_cast<uintptr_t>(t) << 32 | i;
           const Inbox::Unstamped result =
-              inbox.PushUnstamped(Unstamped(id), [] { return int64_t{0}; });
+              inbox.PushUnstamped(Node(id), 0, [] { return int64_t{0}; });
           if (result != Inbox::Unstamped::kPushed) break;
           pushed[static_cast<size_t>(t)].push_back(id);
         }

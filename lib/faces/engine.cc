@@ -264,9 +264,8 @@ absl::StatusOr<TimerNode*> Engine::NewUnstamped(CallbackRef f, int64_t d_ns,
       TimerNode::New(&nodes_, f, nullptr, /*refs=*/handle ? 2 : 1, id_word);
   const uint64_t gen = FirstArmOf(id_word);
   node->set_unstamped(d_ns);
-  const Inbox::Unstamped pushed = inbox_.PushUnstamped(
-      {node, gen, Submission::Kind::kArmUnstamped, Submission::kNoCallTime},
-      [this] { return time_.NowNs(); });
+  const Inbox::Unstamped pushed =
+      inbox_.PushUnstamped(node, gen, [this] { return time_.NowNs(); });
   if (pushed == Inbox::Unstamped::kPushed) return node;
   int64_t now_ns = 0;
   int64_t deadline_ns = 0;
@@ -324,7 +323,7 @@ bool Engine::HandOn(TimerNode* node, uint64_t gen, bool was_pending,
     }
     std::vector<DueTimer> due{{node, gen, deadline_ns}};
     if (runner_.TrySubmit(&due)) return true;
-  } else if (inbox_.Push({node, gen, Submission::Kind::kArm, now_ns},
+  } else if (inbox_.Push(node, gen, Submission::Kind::kArm, now_ns,
                          time_.TickOf(deadline_ns))) {
     return true;
   }
@@ -343,7 +342,7 @@ void Engine::Unlink(TimerNode* node, uint64_t gen) {
     if (IsFirstArm(gen)) return;
   }
   node->Ref();  // the submission's
-  if (!inbox_.Push({node, gen, Submission::Kind::kUnlink, 0}, Inbox::kNever)) {
+  if (!inbox_.Push(node, gen, Submission::Kind::kUnlink, 0, Inbox::kNever)) {
     node->Unref(&nodes_);  // shut down: Shutdown empties the core itself
   }
 }

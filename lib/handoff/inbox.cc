@@ -100,7 +100,8 @@ int Inbox::ClaimThreadNumber() {
   }
 }
 
-void Inbox::Append(Lane& lane, int index, const Submission& s) {
+void Inbox::Append(Lane& lane, int index, TimerNode* node, uint64_t gen,
+                   Submission::Kind kind, int64_t call_ns) {
   SubmissionChunk* tail = lane.tail;
   if (tail == nullptr || tail->count == SubmissionChunk::kCapacity) {
     // A page's malloc under the lock, once per kCapacity pushes beyond
@@ -114,7 +115,11 @@ void Inbox::Append(Lane& lane, int index, const Submission& s) {
     lane.before_tail = tail;
     lane.tail = tail = chunk;
   }
-  tail->items[tail->count++] = s;
+  Submission& slot = tail->items[tail->count++];
+  slot.node = node;
+  slot.gen = gen;
+  slot.kind = kind;
+  slot.call_ns = call_ns;
   ++lane.count;
   if (lane.pushes++ == 0) {
     // seq_cst: the store-then-load pair with the owner's Idle and
@@ -123,14 +128,15 @@ void Inbox::Append(Lane& lane, int index, const Submission& s) {
   }
 }
 
-bool Inbox::Push(const Submission& s, int64_t tick) {
+bool Inbox::Push(TimerNode* node, uint64_t gen, Submission::Kind kind,
+                 int64_t call_ns, int64_t tick) {
   const int index = LaneOfThisThread();
   Lane& lane = LaneAt(index);
   bool wake;
   {
     SpinLockHolder lock(&lane.mu);
     if (lane.closed) return false;
-    Append(lane, index, s);
+    Append(lane, index, node, gen, kind, call_ns);
     lane.earliest = std::min(lane.earliest, tick);
     wake = tick < wake_tick_.load(std::memory_order_seq_cst) ||
            lane.count == kWakeAt;
@@ -139,7 +145,7 @@ bool Inbox::Push(const Submission& s, int64_t tick) {
   return true;
 }
 
-Inbox::Unstamped Inbox::PushUnstamped(Submission s,
+Inbox::Unstamped Inbox::PushUnstamped(TimerNode* node, uint64_t gen,
                                       absl::FunctionRef<int64_t()> clock) {
   const int index = LaneOfThisThread();
   Lane& lane = LaneAt(index);
@@ -147,8 +153,9 @@ Inbox::Unstamped Inbox::PushUnstamped(Submission s,
   {
     SpinLockHolder lock(&lane.mu);
     if (lane.closed) return Unstamped::kClosed;
-    if (++lane.samples % kSampleEvery == 0) s.call_ns = clock();
-    Append(lane, index, s);
+    const int64_t call_ns =
+        ++lane.samples % kSampleEvery == 0 ? clock() : Submission::kNoCallTime;
+    Append(lane, index, node, gen, Submission::Kind::kArmUnstamped, call_ns);
     // After the submission is in and the lane's bit set (inbox.h).
     if (wake_tick_.load(std::memory_order_seq_cst) != kPolling) {
       // The owner stopped polling: take it back (nobody saw it, the lock is

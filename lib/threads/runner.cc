@@ -268,7 +268,7 @@ void Runner::AfterRun(TimerNode* node, uint64_t gen,
       Submit(&due);
       return;
     }
-  } else if (inbox_->Push({node, next, Submission::Kind::kArm, now_ns},
+  } else if (inbox_->Push(node, next, Submission::Kind::kArm, now_ns,
                           time_->TickOf(rearm_ns))) {
     return;
   } else if (node->Cancel(next)) {
