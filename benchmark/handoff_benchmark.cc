@@ -2,10 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // handoff_benchmark.cc: the hand-off of the threaded wheel (the Inbox of
-// lib/handoff/inbox.h, per-thread lanes: a vector under a spin lock each)
+// lib/handoff/inbox.h, per-thread single-producer rings, no lock on a push)
 // measured against moodycamel::ConcurrentQueue (Debian's
 // libconcurrentqueue-dev, per-producer sub-queues: the same idea, lock-free),
-// to decide issue 23: use moodycamel's queue unless our lanes are measurably
+// to decide issue 23: use moodycamel's queue unless our rings are measurably
 // faster or the local reclaim (Inbox::Retract) needs what it cannot give.
 // The README's "Dependencies" section states the figures and the decision.
 //
@@ -13,10 +13,10 @@
 // kind}), with made-up node addresses as in test/inbox_test.cc: neither
 // reads a node. Each scenario is a function template registered once per
 // implementation, so that the output prints the two side by side:
-//   * Lanes:      internal::Inbox; producers Push with tick Inbox::kNever
-//                 (no hurry, so no wake-up but the one a lane reaching
+//   * Rings:      internal::Inbox; producers Push with tick Inbox::kNever
+//                 (no hurry, so no wake-up but the one a ring reaching
 //                 kWakeAt submissions makes, as in the wheel); the consumer
-//                 Takes every lane at once (a vector swap);
+//                 claims every slot pushed since its last take;
 //   * MoodyCamel: moodycamel::ConcurrentQueue<Submission> used the way its
 //                 README calls fastest: one ProducerToken per producer
 //                 thread, enqueue(token, item) per item (the wheel's callers
@@ -31,7 +31,7 @@
 //                     them (it checks their count and the sum of their
 //                     generations).
 //   BM_PushRetract    the AfterFunc + Stop pattern before the owner took
-//                     the arm. Lanes: Push, then Retract at once: the pair
+//                     the arm. Rings: Push, then Retract at once: the pair
 //                     never reaches the owner, whose Takes find nothing;
 //                     when the consumer took the arm in between, the Stop
 //                     pushes a kUnlink instead, as the wheel's does.
@@ -103,11 +103,11 @@ Submission Unlink(const Submission& s) {
   return {s.node, s.gen, Submission::Kind::kUnlink, 0};
 }
 
-// The lanes of the threaded wheel.
-struct Lanes {
+// The rings of the threaded wheel.
+struct Rings {
   class Producer {
    public:
-    explicit Producer(Lanes* q) : inbox_(&q->inbox) {}
+    explicit Producer(Rings* q) : inbox_(&q->inbox) {}
     bool Push(const Submission& s) { return inbox_->Push(s, Inbox::kNever); }
     // Push + Retract; when the owner took the arm first, the Stop pushes a
     // kUnlink instead, as the wheel's does. Returns the records handed to
@@ -123,8 +123,8 @@ struct Lanes {
   };
   class Consumer {
    public:
-    explicit Consumer(Lanes* q) : inbox_(&q->inbox) {}
-    // Takes what every lane holds; calls `f` on each submission.
+    explicit Consumer(Rings* q) : inbox_(&q->inbox) {}
+    // Takes what every ring holds; calls `f` on each submission.
     template <typename F>
     size_t Drain(F&& f) {
       Inbox::Taken taken;
@@ -247,7 +247,7 @@ void Run(benchmark::State& state, Op op) {
     const auto t0 = std::chrono::steady_clock::now();
     start.store(true, std::memory_order_release);
     // Until every producer is done and every record they handed over is
-    // seen (for Lanes' push + retract, few or none: the consumer polls
+    // seen (for Rings' push + retract, few or none: the consumer polls
     // until the end).
     while (true) {
       const bool all_done = done.load(std::memory_order_acquire) == producers;
@@ -279,7 +279,7 @@ void Run(benchmark::State& state, Op op) {
   // scheduler's delays on a shared machine do not inflate.
   state.counters["push_cpu_ns"] = static_cast<double>(push_cpu_ns) / handed;
   // Records the consumer dequeued per item: 1 for a hand-off; for push +
-  // retract 2 for MoodyCamel, and for Lanes twice the share of retracts
+  // retract 2 for MoodyCamel, and for Rings twice the share of retracts
   // that came too late (the consumer had taken the arm).
   state.counters["records_per_item"] =
       static_cast<double>(handed_records) / handed;
@@ -296,7 +296,7 @@ void BM_PushRetract(benchmark::State& state) {
   Run<Q>(state, Op::kPushRetract);
 }
 
-BENCHMARK_TEMPLATE(BM_HandOff, Lanes)
+BENCHMARK_TEMPLATE(BM_HandOff, Rings)
     ->ArgName("producers")
     ->Arg(1)
     ->Arg(2)
@@ -308,7 +308,7 @@ BENCHMARK_TEMPLATE(BM_HandOff, MoodyCamel)
     ->Arg(2)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_PushRetract, Lanes)
+BENCHMARK_TEMPLATE(BM_PushRetract, Rings)
     ->ArgName("producers")
     ->Arg(1)
     ->Arg(2)

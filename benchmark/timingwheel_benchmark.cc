@@ -220,7 +220,7 @@ class WheelOf {
   int64_t errors() const { return errors_.load(std::memory_order_relaxed); }
   // Returns once the advancer has taken every arm this thread handed it: a
   // timer made last, 1 ms out, runs only after the advancer took this
-  // thread's lane up to it (a lane is taken in order).
+  // thread's ring up to it (a ring is taken in order).
   void Settle() {
     std::atomic<bool> ran{false};
     absl::StatusOr<Timer> timer =
@@ -783,7 +783,7 @@ void BM_Burst(benchmark::State& state) {
 // freed memory until trimmed). `fixed_kb` is the rest: the RSS of the
 // instance with its warm-up timers over the process before it, less those
 // timers at the measured cost each (threads' stacks touched, the levels,
-// code, the lanes' spare chunks; a LoopWheel's at 1M may come out below 0,
+// code, the rings' chunks; a LoopWheel's at 1M may come out below 0,
 // its cost per timer rounded up by the huge page it last faulted in).
 constexpr int64_t kMemoryWarmTimers = 100'000;
 

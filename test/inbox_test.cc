@@ -2,22 +2,28 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // inbox_test.cc: tests of the hand-off's Inbox (lib/handoff/inbox.h), with
-// no engine: Take hands over every submission of every lane, a lane's in the
+// no engine: Take hands over every submission of every ring, a ring's in the
 // order pushed, across its chunks and again with the chunks recycled; Retract
-// takes back only the latest kArm of that node and arm in the caller's own
-// lane, before the owner took it, also from the chunk before a fresh one;
-// threads alive at once get lanes of their own; the owner's sleep is ended by
-// a push due before the tick it published, by a lane reaching kWakeAt, by Wake
-// and by Close, and not by a push it will take in time anyway; Close refuses
-// later pushes and hands back what the lanes held, every chunk in order. Under
+// takes back only a recent arm of that node and arm in the caller's own ring,
+// before the owner took it, also from the chunk before a fresh one, and the
+// latest push so that the owner never sees it (after the owner's mark, as a
+// null slot it skips); a thread that exits leaves its ring to the next holder
+// of its number, and pushes after it gave the number back (and threads beyond
+// the numbers) go to the shared ring under its lock; threads alive at once
+// get lanes (homes) of their own; the owner's sleep is ended by an urgent
+// push due before the tick it published, by a ring reaching kWakeAt, by Wake
+// and by Close, and not by a push it will take in time anyway; an urgent
+// push not taken keeps it awake, a far one does not; Close refuses later
+// pushes and hands back what the rings held, every chunk in order. Under
 // threads: pushers on many threads against an owner that takes and sleeps as
 // the advancer does lose no submission and no wake-up (every wait is bounded,
-// so a lost wake-up fails instead of hanging).
+// so a lost wake-up fails instead of hanging); retracts racing an owner that
+// marks and takes lose nothing and take nothing twice.
 //
 // Unstamped arms (kArmUnstamped): PushUnstamped hands one on only while the
-// owner has published kPolling, else hands it back to be stamped; Retract
+// owner has published kPolling, else takes it back to be stamped; Retract
 // takes one back; Idle keeps a non-polling owner awake while one waits;
-// StopPolling stamps, in place, every one the lanes hold, with a reading
+// StopPolling takes every one the rings hold and stamps it with a reading
 // taken after it, and turns later pushes back to the caller, also under
 // threads racing it; one unstamped push in kSampleEvery reads the clock.
 //
@@ -157,7 +163,7 @@ TEST(InboxTest, ALaneEmptiedByRetractLetsTheOwnerSleep) {
   Inbox inbox;
   ASSERT_TRUE(inbox.Push(Arm(1), 5));
   ASSERT_TRUE(inbox.Retract(Node(1), 0));
-  EXPECT_TRUE(inbox.Idle(10)) << "nothing waits";
+  EXPECT_TRUE(inbox.Idle(10, 0)) << "nothing waits";
   // Not emptied by the retract: one round, then idle.
   ASSERT_TRUE(inbox.Push(Arm(2), Inbox::kNever));
   ASSERT_TRUE(inbox.Push(Arm(3), 5));
@@ -165,7 +171,7 @@ TEST(InboxTest, ALaneEmptiedByRetractLetsTheOwnerSleep) {
   std::vector<Submission> taken;
   TakeInto(inbox, &taken);
   EXPECT_THAT(Nodes(taken), ElementsAre(Node(2)));
-  EXPECT_TRUE(inbox.Idle(10));
+  EXPECT_TRUE(inbox.Idle(10, 0));
 }
 
 TEST(InboxTest, RetractLeavesOtherArmsUnlinksAndTakenOnes) {
@@ -222,6 +228,174 @@ TEST(InboxTest, ThreadsAliveAtOnceGetLanesOfTheirOwn) {
   EXPECT_EQ(distinct.size(), static_cast<size_t>(inbox.lanes()));
 }
 
+// A retract of the latest push that the owner has not looked at takes it
+// out of the ring (the next push reuses its slot): the owner never sees the
+// pair. Once the owner looked (its mark), a retract leaves a slot the owner
+// skips.
+TEST(InboxTest, ARetractBeforeTheOwnerLooksLeavesNothingForIt) {
+  Inbox inbox;
+  ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
+  ASSERT_TRUE(inbox.Retract(Node(1), 0));
+  ASSERT_TRUE(inbox.Push(Arm(2), 7));
+  EXPECT_FALSE(inbox.Idle(Inbox::kNever, 0)) << "Node(2) is urgent";
+  // Looked at (marked): no longer rewound, but still retracted.
+  ASSERT_TRUE(inbox.Retract(Node(2), 0));
+  EXPECT_TRUE(inbox.Idle(Inbox::kNever, 0)) << "its slot is empty";
+  ASSERT_TRUE(inbox.Push(Arm(3), Inbox::kNever));
+  std::vector<Submission> taken;
+  EXPECT_TRUE(TakeInto(inbox, &taken));
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(3)));
+}
+
+// A thread that exits gives its number back with its ring: the next thread
+// to take the number pushes after what it left, in order.
+TEST(InboxTest, AThreadThatExitsLeavesItsRingToTheNextHolderOfItsNumber) {
+  Inbox inbox;
+  int first_lane = -1;
+  std::thread([&] {
+    first_lane = inbox.LaneOfThisThread();
+    for (uintptr_t i = 0; i < 3; ++i) {
+      ASSERT_TRUE(inbox.Push(Arm(i), Inbox::kNever));
+    }
+  }).join();
+  std::thread([&] {
+    EXPECT_EQ(inbox.LaneOfThisThread(), first_lane) << "the lowest free";
+    ASSERT_TRUE(inbox.Push(Arm(3), Inbox::kNever));
+  }).join();
+  std::vector<Submission> taken;
+  TakeInto(inbox, &taken);
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(0), Node(1), Node(2), Node(3)));
+}
+
+// A push from a thread_local destructor that runs after the thread gave its
+// number back goes to the shared ring, and is taken.
+struct PushAtExit {
+  Inbox* inbox = nullptr;
+  bool* pushed = nullptr;
+  ~PushAtExit() {
+    if (inbox != nullptr) *pushed = inbox->Push(Arm(99), Inbox::kNever);
+  }
+};
+
+TEST(InboxTest, APushAfterTheThreadGaveItsNumberBackIsTaken) {
+  Inbox inbox;
+  bool pushed = false;
+  std::thread([&] {
+    // Made before the number is taken, so destroyed after it is given back.
+    thread_local PushAtExit at_exit;
+    at_exit.inbox = &inbox;
+    at_exit.pushed = &pushed;
+    ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
+  }).join();
+  EXPECT_TRUE(pushed);
+  std::vector<Submission> taken;
+  TakeInto(inbox, &taken);
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(1), Node(99)));
+}
+
+// More live threads than numbers: the rest share one ring under its lock.
+// Every push is taken once, a thread's in its order, unless its pusher took
+// it back (which fails only if the owner took it first).
+TEST(InboxTest, MoreLiveThreadsThanRingsShareOneUnderItsLock) {
+  Inbox inbox;
+  constexpr int kThreads = Inbox::kRings + 8;
+  constexpr uintptr_t kEach = 300;
+  constexpr uintptr_t kRetracted = kThreads * kEach;  // its own nodes above
+  std::atomic<int> ready{0};
+  std::atomic<bool> stop{false};
+  std::vector<Submission> taken;
+  std::thread owner([&] {
+    while (!stop.load()) TakeInto(inbox, &taken);
+  });
+  std::vector<std::vector<char>> retracted(kThreads,
+                                           std::vector<char>(kEach, 0));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Alive at once: each holds its number until all have pushed.
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();
+      for (uintptr_t i = 0; i < kEach; ++i) {
+        const uintptr_t n = static_cast<uintptr_t>(t) * kEach + i;
+        EXPECT_TRUE(inbox.Push(Arm(n), Inbox::kNever));
+        EXPECT_TRUE(inbox.Push(Arm(kRetracted + n), Inbox::kNever));
+        retracted[static_cast<size_t>(t)][i] =
+            inbox.Retract(Node(kRetracted + n), 0);
+      }
+      ready.fetch_add(1);
+      while (ready.load() < 2 * kThreads) std::this_thread::yield();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  stop.store(true);
+  owner.join();
+  TakeInto(inbox, &taken);
+  std::vector<uintptr_t> next(kThreads, 0);
+  std::set<uintptr_t> others;
+  for (const Submission& s : taken) {
+    const uintptr_t n = (reinterpret_cast<uintptr_t>(s.node) - 0x10000) / 64;
+    if (n >= kRetracted) {
+      const uintptr_t m = n - kRetracted;
+      EXPECT_FALSE(retracted[m / kEach][m % kEach]) << "retracted, yet taken";
+      EXPECT_TRUE(others.insert(m).second) << "taken twice";
+      continue;
+    }
+    EXPECT_EQ(n % kEach, next[n / kEach]++) << "out of order";
+  }
+  for (uintptr_t n : next) EXPECT_EQ(n, kEach);
+  size_t kept = 0;
+  for (const auto& thread : retracted) {
+    for (char r : thread) kept += r == 0;
+  }
+  EXPECT_EQ(others.size(), kept) << "a push neither retracted nor taken";
+}
+
+// The producer takes back its latest pushes, and ones before them, while
+// the owner marks (Idle's look) and takes: each push is either taken back or
+// taken by the owner, once. Taking a slot out of the ring below the latest
+// push (possible when a rewound count was left unmarked: the owner may be
+// reading that slot) fails this, by a slot taken twice or a data race on it.
+TEST(InboxTest, RetractsRacingAnOwnerThatLooksAndTakesLoseNothing) {
+  Inbox inbox;
+  constexpr uintptr_t kPushes = 200'000;
+  std::atomic<bool> stop{false};
+  std::vector<Submission> taken;
+  std::thread owner([&] {
+    for (int round = 0; !stop.load(); ++round) {
+      if (round % 2 == 0) {
+        inbox.Idle(Inbox::kNever, 0);
+      } else {
+        TakeInto(inbox, &taken);
+      }
+    }
+  });
+  std::vector<char> retracted(kPushes, 0);
+  uint64_t rng = 42;
+  for (uintptr_t n = 0; n < kPushes; ++n) {
+    ASSERT_TRUE(inbox.Push(Arm(n), 7));  // urgent: Idle looks at it
+    rng = rng * 6364136223846793005u + 1442695040888963407u;
+    const int what = static_cast<int>(rng >> 60);
+    // The latest; or it and the one before, latest first (after a rewind
+    // of the latest, the one before must not be rewound).
+    if (what < 8) retracted[n] = inbox.Retract(Node(n), 0);
+    if (what < 4 && n > 0 && !retracted[n - 1]) {
+      retracted[n - 1] = inbox.Retract(Node(n - 1), 0);
+    }
+  }
+  stop.store(true);
+  owner.join();
+  TakeInto(inbox, &taken);
+  std::vector<int> seen(kPushes, 0);
+  for (const Submission& s : taken) {
+    const uintptr_t n = (reinterpret_cast<uintptr_t>(s.node) - 0x10000) / 64;
+    ASSERT_LT(n, kPushes);
+    ++seen[n];
+  }
+  for (uintptr_t n = 0; n < kPushes; ++n) {
+    ASSERT_EQ(seen[n] + retracted[n], 1) << "push " << n;
+  }
+}
+
 TEST(InboxTest, RetractLooksOnlyAtTheLatestFewSubmissions) {
   Inbox inbox;
   ASSERT_TRUE(inbox.Push(Arm(0), Inbox::kNever));
@@ -234,7 +408,7 @@ TEST(InboxTest, RetractLooksOnlyAtTheLatestFewSubmissions) {
 
 TEST(InboxTest, ALaneOfManyChunksIsTakenInOrderAndAgainAfterRecycling) {
   Inbox inbox;
-  constexpr uintptr_t kMany = 3 * SubmissionChunk::kCapacity + 5;
+  constexpr uintptr_t kMany = 3 * RingChunk::kCapacity + 5;
   std::vector<TimerNode*> want;
   for (int round = 0; round < 3; ++round) {
     // Each round's pushes fill the chunk the last take left and new ones.
@@ -243,17 +417,17 @@ TEST(InboxTest, ALaneOfManyChunksIsTakenInOrderAndAgainAfterRecycling) {
       ASSERT_TRUE(inbox.Push(Arm(i, static_cast<uint64_t>(round)), 7));
       want.push_back(Node(i));
     }
-    EXPECT_FALSE(inbox.Idle(8)) << "due at 7";
+    EXPECT_FALSE(inbox.Idle(8, 0)) << "due at 7";
     std::vector<Submission> taken;
     EXPECT_TRUE(TakeInto(inbox, &taken));
     EXPECT_EQ(Nodes(taken), want) << "round " << round;
-    EXPECT_TRUE(inbox.Idle(Inbox::kNever));
+    EXPECT_TRUE(inbox.Idle(Inbox::kNever, 0));
   }
 }
 
 TEST(InboxTest, RetractLooksIntoTheChunkBeforeAFreshOne) {
   Inbox inbox;
-  constexpr uintptr_t kFull = SubmissionChunk::kCapacity;
+  constexpr uintptr_t kFull = RingChunk::kCapacity;
   for (uintptr_t i = 0; i <= kFull; ++i) {
     ASSERT_TRUE(inbox.Push(Arm(i), Inbox::kNever));
   }
@@ -273,7 +447,7 @@ TEST(InboxTest, RetractLooksIntoTheChunkBeforeAFreshOne) {
 
 TEST(InboxTest, CloseHandsBackEveryChunkInOrder) {
   Inbox inbox;
-  constexpr uintptr_t kMany = 2 * SubmissionChunk::kCapacity + 1;
+  constexpr uintptr_t kMany = 2 * RingChunk::kCapacity + 1;
   std::vector<TimerNode*> want;
   for (uintptr_t i = 0; i < kMany; ++i) {
     ASSERT_TRUE(inbox.Push(Unlink(i), Inbox::kNever));
@@ -284,22 +458,56 @@ TEST(InboxTest, CloseHandsBackEveryChunkInOrder) {
   EXPECT_EQ(Nodes(left), want);
 }
 
-TEST(InboxTest, IdleUnlessALaneHoldsSomethingDueBeforeTheWakeTick) {
-  Inbox inbox;
-  EXPECT_TRUE(inbox.Idle(10));
-  ASSERT_TRUE(inbox.Push(Arm(1), 10));
-  EXPECT_TRUE(inbox.Idle(10)) << "due at the tick it will wake at anyway";
-  ASSERT_TRUE(inbox.Push(Unlink(2), Inbox::kNever));
-  EXPECT_TRUE(inbox.Idle(10));
-  EXPECT_FALSE(inbox.Idle(11)) << "due before the wake tick";
+// An arm not taken keeps the owner awake, however far it is due: a slot
+// holds no deadline, and its pusher may have read the owner's tick before it
+// was published (so it did not wake it). A kUnlink waits for the tick.
+TEST(InboxTest, IdleUnlessARingHoldsAnArm) {
+  Inbox inbox(/*tick_ns=*/1'000'000);
+  EXPECT_TRUE(inbox.Idle(10, 5));
+  ASSERT_TRUE(inbox.Push(Unlink(1), Inbox::kNever));
+  EXPECT_TRUE(inbox.Idle(10, 5)) << "an unlink waits";
+  ASSERT_TRUE(inbox.Push(Node(2), 0, Submission::Kind::kArm, 0, 5000));
+  EXPECT_FALSE(inbox.Idle(10, 5)) << "an arm";
   std::vector<Submission> taken;
   TakeInto(inbox, &taken);
-  EXPECT_TRUE(inbox.Idle(Inbox::kNever));
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(1), Node(2)));
+  EXPECT_TRUE(inbox.Idle(Inbox::kNever, 5));
+}
+
+// The bug this guards against: an arm pushed while the owner worked (so it
+// woke nobody) and due before the far tick the owner then published; the
+// owner's look saw it, but took it for one that could wait, and slept past
+// its deadline (with a ManualClock that is not moved again: for ever).
+TEST(InboxTest, AnArmPushedWhileTheOwnerWorkedKeepsItFromAFarSleep) {
+  Inbox inbox(/*tick_ns=*/1'000'000);
+  std::vector<Submission> taken;
+  TakeInto(inbox, &taken);  // the owner works: kAwake published
+  ASSERT_TRUE(inbox.Push(Node(1), 0, Submission::Kind::kArm, 0, 30'000));
+  EXPECT_FALSE(inbox.Idle(60'000, 0)) << "it would sleep past tick 30,000";
+  TakeInto(inbox, &taken);
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(1)));
+}
+
+// A push due beyond the horizon is published without a locked instruction;
+// an owner that missed it never sleeps past the horizon without the heavy
+// fence, so it sees it in time. What it sees in its look: the push, which
+// does not keep it awake, and is taken at its next round.
+TEST(InboxTest, AFarPushDoesNotWakeTheOwnerAndIsTakenNextRound) {
+  Inbox inbox(/*tick_ns=*/1'000'000);
+  ASSERT_TRUE(inbox.Idle(50, 0));
+  std::future<void> sleeping = SleepAsync(&inbox);
+  ASSERT_TRUE(inbox.Push(Node(1), 0, Submission::Kind::kArm, 0, 100));
+  EXPECT_FALSE(Returns(sleeping, kStillBlocked)) << "woken for no need";
+  inbox.Wake();  // the tick came
+  ASSERT_TRUE(Returns(sleeping, kTimeout));
+  std::vector<Submission> taken;
+  TakeInto(inbox, &taken);
+  EXPECT_THAT(Nodes(taken), ElementsAre(Node(1)));
 }
 
 TEST(InboxTest, APushDueBeforeThePublishedTickWakesTheOwner) {
   Inbox inbox;
-  ASSERT_TRUE(inbox.Idle(100));
+  ASSERT_TRUE(inbox.Idle(100, 0));
   std::future<void> sleeping = SleepAsync(&inbox);
   ASSERT_TRUE(inbox.Push(Arm(1), 100));  // in time anyway
   EXPECT_FALSE(Returns(sleeping, kStillBlocked)) << "woken for no need";
@@ -309,7 +517,7 @@ TEST(InboxTest, APushDueBeforeThePublishedTickWakesTheOwner) {
 
 TEST(InboxTest, ALaneOfKWakeAtSubmissionsWakesTheOwner) {
   Inbox inbox;
-  ASSERT_TRUE(inbox.Idle(Inbox::kNever));
+  ASSERT_TRUE(inbox.Idle(Inbox::kNever, 0));
   std::future<void> sleeping = SleepAsync(&inbox);
   for (size_t i = 1; i < Inbox::kWakeAt; ++i) {
     ASSERT_TRUE(inbox.Push(Unlink(i), Inbox::kNever));
@@ -317,7 +525,7 @@ TEST(InboxTest, ALaneOfKWakeAtSubmissionsWakesTheOwner) {
   EXPECT_FALSE(Returns(sleeping, kStillBlocked));
   ASSERT_TRUE(inbox.Push(Unlink(0), Inbox::kNever));
   EXPECT_TRUE(Returns(sleeping, kTimeout));
-  EXPECT_FALSE(inbox.Idle(Inbox::kNever)) << "a full lane is work";
+  EXPECT_FALSE(inbox.Idle(Inbox::kNever, 0)) << "a full lane is work";
 }
 
 TEST(InboxTest, WakeBeforeSleepIsNotLost) {
@@ -329,8 +537,8 @@ TEST(InboxTest, WakeBeforeSleepIsNotLost) {
 
 TEST(InboxTest, CloseWakesTheOwnerRefusesPushesAndHandsBackTheLanes) {
   Inbox inbox;
-  ASSERT_TRUE(inbox.Push(Arm(1), Inbox::kNever));
-  ASSERT_TRUE(inbox.Idle(Inbox::kNever));
+  ASSERT_TRUE(inbox.Push(Unlink(1), Inbox::kNever));
+  ASSERT_TRUE(inbox.Idle(Inbox::kNever, 0));
   std::future<void> sleeping = SleepAsync(&inbox);
   std::vector<Submission> left;
   inbox.Close(&left);
@@ -358,7 +566,7 @@ TEST(InboxTest, PushersRacingASleepingOwnerLoseNothing) {
       TakeInto(inbox, &taken);
       taken_count += static_cast<int>(taken.size());
       taken.clear();
-      if (inbox.Idle(1)) inbox.Sleep();
+      if (inbox.Idle(1, 0)) inbox.Sleep();
     }
   });
   std::vector<std::thread> pushers;
@@ -404,7 +612,7 @@ TEST(InboxTest, AnUnstampedArmGoesInOnlyWhileTheOwnerPolls) {
   EXPECT_TRUE(inbox.Polling());
   EXPECT_EQ(inbox.PushUnstamped(Node(2), 0, NoClock),
             Inbox::Unstamped::kPushed);
-  EXPECT_TRUE(inbox.Idle(Inbox::kPolling)) << "a polling owner comes anyway";
+  EXPECT_TRUE(inbox.Idle(Inbox::kPolling, 0)) << "a polling owner comes anyway";
   TakePolling(inbox, &taken);
   ASSERT_THAT(Nodes(taken), ElementsAre(Node(2)));
   EXPECT_EQ(taken[0].kind, Submission::Kind::kArmUnstamped);
@@ -422,18 +630,18 @@ TEST(InboxTest, AnOwnerThatStopsPollingDoesNotSleepOnAnUnstampedArm) {
   Inbox inbox;
   PushOneWhilePolling(inbox);
   std::vector<Submission> taken;
-  EXPECT_FALSE(inbox.Idle(Inbox::kNever)) << "it would wait unstamped";
+  EXPECT_FALSE(inbox.Idle(Inbox::kNever, 0)) << "it would wait unstamped";
   EXPECT_FALSE(inbox.Polling());
   TakeInto(inbox, &taken);
   EXPECT_THAT(Nodes(taken), ElementsAre(Node(1)));
-  EXPECT_TRUE(inbox.Idle(Inbox::kNever));
+  EXPECT_TRUE(inbox.Idle(Inbox::kNever, 0));
 }
 
 TEST(InboxTest, RetractTakesBackAnUnstampedArm) {
   Inbox inbox;
   PushOneWhilePolling(inbox);
   EXPECT_TRUE(inbox.Retract(Node(1), 0));
-  EXPECT_TRUE(inbox.Idle(Inbox::kNever)) << "nothing waits unstamped";
+  EXPECT_TRUE(inbox.Idle(Inbox::kNever, 0)) << "nothing waits unstamped";
   std::vector<Submission> taken;
   TakeInto(inbox, &taken);
   EXPECT_TRUE(taken.empty());
@@ -459,7 +667,8 @@ TEST(InboxTest, StopPollingStampsWhatWaitsWithALaterReading) {
   EXPECT_FALSE(inbox.Polling());
   EXPECT_EQ(inbox.PushUnstamped(Node(4), 0, NoClock),
             Inbox::Unstamped::kStampFirst);
-  EXPECT_TRUE(inbox.Idle(Inbox::kNever)) << "stamped: nothing waits";
+  EXPECT_FALSE(inbox.Idle(Inbox::kNever, 0))
+      << "what it took waits for the next Take";
   TakeInto(inbox, &taken);
   ASSERT_THAT(Nodes(taken), ElementsAre(Node(1), Node(2), Node(3)));
   for (const Submission& s : taken) {

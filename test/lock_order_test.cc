@@ -44,7 +44,7 @@ constexpr bool kChecked = true;
 class RankedLock {
  public:
   explicit RankedLock(LockRank rank) {
-    if (rank == LockRank::kNode || rank == LockRank::kLane ||
+    if (rank == LockRank::kNode || rank == LockRank::kRing ||
         rank == LockRank::kStash) {
       spin_ = std::make_unique<SpinLock>(rank);
     } else {
@@ -101,7 +101,7 @@ const std::vector<std::vector<LockRank>>& TableNestings() {
       {LockRank::kOutsideLibrary, LockRank::kPool, LockRank::kStash,
        LockRank::kStash},
       {LockRank::kOutsideLibrary, LockRank::kClockWakeUps, LockRank::kAlarm},
-      {LockRank::kOutsideLibrary, LockRank::kLane},
+      {LockRank::kOutsideLibrary, LockRank::kRing},
       {LockRank::kOutsideLibrary, LockRank::kOwnerSleep},
       {LockRank::kOutsideLibrary, LockRank::kNode},
   };
@@ -183,8 +183,8 @@ TEST(LockOrderTest, NothingIsTakenUnderALeaf) {
                "taking kNode .* while holding kStash .*, a leaf");
   EXPECT_DEATH(LockChain({LockRank::kShutdown, LockRank::kRequests}),
                "taking kRequests .* while holding kShutdown .*, a leaf");
-  EXPECT_DEATH(LockChain({LockRank::kLane, LockRank::kOwnerSleep}),
-               "taking kOwnerSleep .* while holding kLane .*, a leaf");
+  EXPECT_DEATH(LockChain({LockRank::kRing, LockRank::kOwnerSleep}),
+               "taking kOwnerSleep .* while holding kRing .*, a leaf");
 }
 
 TEST(LockOrderTest, TwoLocksOfOneRankAbortOutsideADeclaredNesting) {
@@ -198,7 +198,7 @@ TEST(LockOrderTest, TwoLocksOfOneRankAbortOutsideADeclaredNesting) {
                kSameRank);
   // Two nodes, two lanes: never.
   EXPECT_DEATH(LockChain({LockRank::kNode, LockRank::kNode}), kSameRank);
-  EXPECT_DEATH(LockChain({LockRank::kLane, LockRank::kLane}), kSameRank);
+  EXPECT_DEATH(LockChain({LockRank::kRing, LockRank::kRing}), kSameRank);
 }
 
 // The library's own locks carry their ranks: a pool's mutex taken under a
@@ -233,18 +233,19 @@ TEST(LockOrderTest, MovingAClockUnderANodeLockAborts) {
       "\\(TimerNode::mu\\), an inner rank");
 }
 
-// As above: a node's memory taken from its pool under a lane lock aborts.
-TEST(LockOrderTest, AllocatingANodeUnderALaneLockAborts) {
+// As above: a node's memory taken from its pool under the shared ring's
+// lock aborts.
+TEST(LockOrderTest, AllocatingANodeUnderARingLockAborts) {
   SKIP_UNLESS_CHECKED();
   EXPECT_DEATH(
       {
         NodePool pool(64, 8, 0, NodePool::Tail::kOwnerCalls);
-        SpinLock lane(LockRank::kLane);
-        SpinLockHolder hold(&lane);
+        SpinLock ring(LockRank::kRing);
+        SpinLockHolder hold(&ring);
         pool.Allocate();
       },
-      "taking kNode(Registry|Depot) .* while holding kLane "
-      "\\(Inbox::Lane::mu\\), an inner rank");
+      "taking kNode(Registry|Depot) .* while holding kRing "
+      "\\(Inbox::Ring::producer_mu\\), an inner rank");
 }
 
 }  // namespace

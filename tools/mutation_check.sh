@@ -5,21 +5,26 @@
 # Shows that the concurrency tests catch bugs in the hand-off: each patch of
 # test/mutations/ injects one by hand, and history_test must then fail.
 #
-#   lost_submission        Take clears the lanes' active bits after its look
-#                          instead of before: a push in between leaves its
-#                          lane unseen, with every later push of its thread
+#   lost_submission        the take-back of a ring's latest push checks the
+#                          owner's mark, then moves the count back, in two
+#                          steps instead of one compare-and-swap: an owner
+#                          that marks in between takes the slot the Stop
+#                          took back (freed while in use), and the next push
+#                          lands in a slot the owner counts as taken (lost)
 #   stop_before_take_runs  the owner claims an arm of the right generation
 #                          whatever its state: a Stop that came before the
 #                          take is undone and the callback runs
-#   double_take            Retract closes the gap but keeps the chunk's count:
-#                          the lane's last submission is taken twice
+#   double_take            the owner reads a slot's node instead of
+#                          exchanging it with null: a Retract after the take
+#                          still succeeds, so the submission is had twice
+#                          (by the owner, and by the Stop that took it back)
 #
 # A lost arm and a stopped arm that runs are histories that no serial order
-# explains: the checker prints the timer's history. A double take cannot make
-# a callback run twice (the state word refuses the second claim: the arm is
-# linked or dispatched already), but it drops a reference the bucket or task
-# holds, so the node is freed while in use: AddressSanitizer reports the use
-# after poison, and a debug build's assertion in Advancer::Apply names it.
+# explains: the checker prints the timer's history. A submission had twice
+# cannot make a callback run twice (the state word refuses the second claim),
+# but the two holders share one reference, so the node is freed while in use:
+# AddressSanitizer reports the use after poison, and a debug build's
+# assertion in Advancer::Apply names it.
 #
 # Usage:
 #   tools/mutation_check.sh            every patch of test/mutations/

@@ -14,7 +14,8 @@
 //   Mutex           a std::mutex; for anything that may wait.
 //   MutexLock       the scoped guard for it.
 //   CondVar         waits on a Mutex, for a notify or a real-time timeout.
-//   SpinLock        a one-byte lock for a timer's node, an inbox lane or a
+//   SpinLock        a one-byte lock for a timer's node, the inbox's shared
+//                   ring or a
 //   worker's
 //                   stash, held for a few instructions; its holder may take
 //                   the inner locks its rank allows, and never waits on a
@@ -63,8 +64,9 @@
 //   kAlarm          ReleaseAlarm::mu_        none of ours (leaf); the clock's
 //                                            Now and RealTimeUntil run under
 //                                            it
-//   kLane           Inbox::Lane::mu (spin)   nothing (leaf): a push, a
-//                                            retract, the owner's take
+//   kRing           Inbox::Ring::producer_mu nothing (leaf): a push or a
+//                   (spin, the shared ring)  retract by a thread with no
+//                                            ring of its own
 //   kOwnerSleep     Inbox::sleep_mu_         nothing (leaf)
 //   kNode           TimerNode::mu (spin)     nothing (leaf): Reset and a
 //                                            worker's re-arm set the arm
@@ -121,7 +123,7 @@ enum class LockRank : uint8_t {
   kStash,
   kClockWakeUps,
   kAlarm,
-  kLane,
+  kRing,
   kOwnerSleep,
   kNode,
 };
@@ -160,7 +162,7 @@ inline constexpr LockRankInfo kLockTable[kLockRanks] = {
      false,
      {}},
     {LockRank::kAlarm, "kAlarm (ReleaseAlarm::mu_)", true, {}},
-    {LockRank::kLane, "kLane (Inbox::Lane::mu)", true, {}},
+    {LockRank::kRing, "kRing (Inbox::Ring::producer_mu)", true, {}},
     {LockRank::kOwnerSleep, "kOwnerSleep (Inbox::sleep_mu_)", true, {}},
     {LockRank::kNode, "kNode (TimerNode::mu)", true, {}},
 };

@@ -7,7 +7,7 @@
 // advancer and workers, a task handed to the user's executor, and every
 // live Timer handle (through its node's lane, NodeHome). Each
 // holds a reference; the last release destroys the object, on whichever
-// thread that happens. The parts below the engine (the lanes, the runner)
+// thread that happens. The parts below the engine (the homes, the runner)
 // hold it through this interface, so none of them includes the engine.
 //
 // Thread-safety: Ref and Unref are thread-safe. Memory ordering: Unref is

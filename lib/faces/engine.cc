@@ -99,6 +99,7 @@ Engine::Engine(Options options)
       on_thread_start_(std::move(options.on_thread_start)),
       counts_(options.max_pending),
       nodes_(options.spare_timers, NodePool::Tail::kGiveBackThread),
+      inbox_(time_.tick_ns(), time_.steady()),
       runner_(&inbox_, &time_, &counts_, &failures_, &nodes_, this),
       advancer_(&time_, options.wheel_size, &inbox_, &runner_, &counts_,
                 &nodes_) {
@@ -397,7 +398,7 @@ TimerNode* Engine::HoldId(uint64_t id) {
 bool Engine::StopId(uint64_t id) {
   // The pair's fast path: a Stop on the thread that made the timer, before
   // the advancer took its first arm, takes the arm back from this thread's
-  // lane. Retract compares the name with the lane's submissions and reads
+  // ring. Retract compares the name with the ring's submissions and reads
   // no node; once it is back, its reference is the caller's, and the node is
   // in no bucket.
   if (IdShaped(id)) {
@@ -405,6 +406,17 @@ bool Engine::StopId(uint64_t id) {
     auto* node =
         static_cast<TimerNode*>(NodeLink::At(static_cast<uint32_t>(id)));
     if (inbox_.Retract(node, first)) {
+      // The usual case: no other thread holds the node, so it is this
+      // thread's to stop and free, with one compare-and-swap.
+      switch (node->StopIfSole(first, &nodes_)) {
+        case TimerNode::SoleStop::kStopped:
+          counts_.Stopped();
+          return true;
+        case TimerNode::SoleStop::kNotPending:
+          return false;
+        case TimerNode::SoleStop::kNotSole:
+          break;
+      }
       uint64_t expected = MakeStateWord(first, State::kPending);
       bool stopped =
           node->CasState(expected, MakeStateWord(first, State::kStopped));

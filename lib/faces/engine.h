@@ -11,7 +11,8 @@
 //               decides each race; node_pool, node_arena: the nodes' memory;
 //               callback_numbers: a callable's operations by number
 //   handoff/    inbox: callers' submissions (arms, stops) to the wheel's
-//               owner, per-thread lanes, wake-ups
+//               owner, a single-producer ring per thread, wake-ups;
+//               asymmetric_fence: the store-then-load pair of a wake-up
 //   core/       levels, buckets, placement, the one release queue of
 //               buckets, advance-and-flush, a node's 32-bit name; one owner,
 //               no locks, and nothing of the other parts
@@ -30,8 +31,9 @@
 //               failure_report, ref_counted
 //
 // One timer's path: AfterFunc -> Engine::Schedule: TimeBase turns the
-// duration into a deadline; a TimerNode is made in the caller's lane
-// (NodeHome) and handed to the advancer as a kArm submission (or, due at
+// duration into a deadline; a TimerNode is made (a handle counts itself in
+// its thread's lane, NodeHome) and handed to the advancer through the
+// caller's ring as a kArm submission (or, due at
 // once, straight to the runner). While the advancer polls (at high rates,
 // advancer.h), AfterFunc reads no clock: the node holds its delay and goes
 // as a kArmUnstamped, whose deadline the advancer stamps when it takes it
@@ -44,15 +46,16 @@
 // the wheel's holders' alone, its id (IdWordOf) sits in the top half of the
 // state word, and the node goes when the timer ends. StopId on the thread
 // that made it, before the advancer took it, takes its first arm back from
-// the lane by name (Retract reads no node) and then holds the submission's
-// reference; every other operation by id first checks that the id names a
-// block of this engine's pools (NodePool::HoldsBlock), then takes a
-// reference only if the block holds a live node of that id
-// (TimerNode::TryRefId), and then works as for a handle.
+// its ring by name (Retract reads no node) and then holds the submission's
+// reference, usually the node's only one: then one compare-and-swap stops
+// and frees it (TimerNode::StopIfSole); every other operation by id first
+// checks that the id names a block of this engine's pools
+// (NodePool::HoldsBlock), then takes a reference only if the block holds a live
+// node of that id (TimerNode::TryRefId), and then works as for a handle.
 //
 // Operations here: Stop moves the state word out of kPending (or
 // kDispatched, kRunningArmed), then takes its kArm back out of this thread's
-// lane if the advancer has not taken it yet (Inbox::Retract: the pair never
+// ring if the advancer has not taken it yet (Inbox::Retract: the pair never
 // leaves the caller's core), else sends a kUnlink so that the advancer
 // unlinks it; Reset re-arms with a new generation under the node lock and
 // sends the new arm; Shutdown closes the wheel, stops the threads and

@@ -79,7 +79,24 @@ void TimerNode::DestroyCallable(NodePools* pools) noexcept {
 }
 
 void TimerNode::Unref(NodePools* pools) {
-  if (!mu.Unref()) return;
+  if (mu.Unref()) Destroy(pools);
+}
+
+TimerNode::SoleStop TimerNode::StopIfSole(uint64_t gen, NodePools* pools) {
+  if (!mu.TryReleaseSole()) return SoleStop::kNotSole;
+  // No other holder, and none can come: the state word is this thread's. A
+  // store, not a compare-and-swap; for PendingId, which reads the word of a
+  // block it holds no reference on, it no longer says pending.
+  const uint64_t pending = MakeStateWord(gen, State::kPending);
+  const bool stopped = LoadState() == pending;
+  if (stopped) {
+    state.store(MakeStateWord(gen, State::kStopped), std::memory_order_release);
+  }
+  Destroy(pools);
+  return stopped ? SoleStop::kStopped : SoleStop::kNotPending;
+}
+
+void TimerNode::Destroy(NodePools* pools) {
   if (!mu.callable_destroyed()) DestroyCallable(pools);
   if (out_of_line()) {
     OutOfLine* state = &out_of_line_state();

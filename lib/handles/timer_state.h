@@ -342,6 +342,15 @@ class ABSL_LOCKABLE NodeRefsAndLock : private lock_rank::Ranked {
     }
     return false;
   }
+  // Releases the caller's reference if it is the only one and nothing else
+  // is set in the word (no lock, re-arm or destroyed mark): the count goes
+  // to 0, so no TryRefById can take one any more, and the node is the
+  // caller's alone. One compare-and-swap (acq_rel, as Unref).
+  bool TryReleaseSole() {
+    uint32_t expected = kOneRef | kById;
+    return word_.compare_exchange_strong(
+        expected, kById, std::memory_order_acq_rel, std::memory_order_relaxed);
+  }
   // Releases one reference unless it is the last, and says whether it did.
   // acq_rel, as Unref: this holder's writes happen before the deletion by
   // whichever holder releases the last reference.
@@ -489,6 +498,15 @@ class alignas(NodeLink::kUnit) TimerNode : public CoreNode {
   // of the node's engine. Memory ordering: acq_rel, so every write to the
   // node by any holder happens before its deletion.
   void Unref(NodePools* pools);
+  // What StopIfSole did.
+  enum class SoleStop { kNotSole, kStopped, kNotPending };
+  // For a node held by id whose caller holds a reference that no bucket,
+  // task or submission stands behind (its first arm taken back from the
+  // inbox): if that reference is the node's only one, stops arm `gen` if it
+  // is still pending (kStopped; kNotPending if another thread ended it
+  // first), and destroys the node. One compare-and-swap where a Stop then an
+  // Unref take two. kNotSole: nothing done.
+  SoleStop StopIfSole(uint64_t gen, NodePools* pools);
   // Releases one reference unless it is the last, and says whether it did: a
   // thread that must not destroy the node where it stands (the advancer in
   // the middle of a flush) keeps the last one for a later Unref.
@@ -631,6 +649,9 @@ class alignas(NodeLink::kUnit) TimerNode : public CoreNode {
   // DestroyCallback's part after the mark, and the last Unref's (which
   // needs no mark: nobody else holds the node).
   void DestroyCallable(NodePools* pools) noexcept;
+  // The last reference's work: destroys the callable (if still there) and
+  // the node, and gives their memory back to `pools`.
+  void Destroy(NodePools* pools);
 };
 
 // The blocks of NodePools: a node with its room, and a bare node.

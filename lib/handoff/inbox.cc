@@ -4,94 +4,82 @@
 #include "handoff/inbox.h"
 
 #include <algorithm>
-#include <limits>
 #include <thread>
 #include <utility>
+
+#include "handoff/asymmetric_fence.h"
 
 namespace timingwheel::internal {
 namespace {
 
-// Four lanes per hardware thread: callers may outnumber the cores (four
-// threads on two cores shared two lanes and ran at half the rate of two
-// threads), and the process's other threads (another wheel's callers, a
-// worker re-arming) hold numbers too. An idle lane costs the owner nothing
-// (it looks at the active ones) and an instance about 250 bytes (the lane
-// and its NodeHome: BM_Instances grew by 1.5 KB from 2 lanes to 8).
+// Four lanes per hardware thread: callers may outnumber the cores, and the
+// process's other threads (another wheel's callers, a worker re-arming) hold
+// numbers too; lanes only pick a NodeHome (inbox.h).
 constexpr int kLanesPerHardwareThread = 4;
 constexpr int kMinLanes = 4;
 
-// How far back Retract looks: a Stop soon after its AfterFunc finds it among
-// the last few pushes of its thread.
-constexpr size_t kRetractScan = 4;
+// Bit i set: a live thread holds number i (Inbox::ClaimThreadNumber). The
+// shared ring's bit is set for good: nobody claims it.
+std::atomic<uint64_t> held_numbers{uint64_t{1} << Inbox::kSharedRing};
 
-// Bit i set: a live thread holds number i (Inbox::ClaimThreadNumber).
-std::atomic<uint64_t> held_numbers{0};
-
-// Gives the thread's number back when it exits. The thread keeps using it
-// (in other thread_local destructors that stop timers, say): a thread that
-// claims it meanwhile shares the lane, which the lane's lock makes safe.
+// Gives the thread's number back when it exits. The thread may push after
+// that (in other thread_local destructors that stop timers, say): it then
+// pushes to the shared ring, so that the next holder of the number is its
+// ring's only producer.
 struct NumberRelease {
   int number = -1;
-  ~NumberRelease() {
-    held_numbers.fetch_and(~(uint64_t{1} << number), std::memory_order_relaxed);
-  }
+  ~NumberRelease();
 };
 
-// A power of two, so that a thread's lane is its number's low bits (a
-// division would cost every call a few nanoseconds).
+// A power of two, so that a thread's lane is its number's low bits.
 int LaneCount() {
   const int wanted = kLanesPerHardwareThread *
                      static_cast<int>(std::thread::hardware_concurrency());
   int lanes = kMinLanes;
-  while (lanes < wanted && lanes < Inbox::kMaxLanes) lanes *= 2;
+  while (lanes < wanted && lanes < Inbox::kRings) lanes *= 2;
   return lanes;
+}
+
+RingChunk::Slot& SlotAt(RingChunk* chunk, uint64_t index) {
+  return chunk->items[index - chunk->first];
 }
 
 }  // namespace
 
-Inbox::Taken::~Taken() { FreeChain(head_); }
-
-void Inbox::Taken::Append(SubmissionChunk* head, SubmissionChunk* tail,
-                          size_t count) {
-  if (tail_ == nullptr) {
-    head_ = head;
-  } else {
-    tail_->next = head;
+// The shared ring's pushers take its producer lock; a ring's own thread
+// needs none. A conditional lock, which the analysis cannot follow: the
+// ring's producer fields are documented, not annotated.
+class Inbox::ProducerLock {
+ public:
+  ProducerLock(Ring& ring, int number) ABSL_NO_THREAD_SAFETY_ANALYSIS
+      : mu_(number == kSharedRing ? &ring.producer_mu : nullptr) {
+    if (mu_ != nullptr) mu_->Lock();
   }
-  tail_ = tail;
-  size_ += count;
-}
-
-Inbox::Inbox()
-    : lane_mask_(LaneCount() - 1),
-      lanes_(std::make_unique<Lane[]>(static_cast<size_t>(lanes()))) {}
-
-Inbox::~Inbox() {
-  for (int i = 0; i < lanes(); ++i) {
-    Lane& lane = LaneAt(i);
-    SpinLockHolder lock(&lane.mu);
-    FreeChain(lane.head);
+  ~ProducerLock() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    if (mu_ != nullptr) mu_->Unlock();
   }
-  FreeChain(spare_);
+  ProducerLock(const ProducerLock&) = delete;
+  ProducerLock& operator=(const ProducerLock&) = delete;
+
+ private:
+  SpinLock* const mu_;
+};
+
+NumberRelease::~NumberRelease() {
+  Inbox::LeaveNumber();
+  // Release: the ring's producer fields go to the next holder (acquire).
+  held_numbers.fetch_and(~(uint64_t{1} << number), std::memory_order_release);
 }
 
-void Inbox::FreeChain(SubmissionChunk* head) {
-  while (head != nullptr) delete std::exchange(head, head->next);
-}
+void Inbox::LeaveNumber() { tls_thread_number = kSharedRing; }
 
 int Inbox::ClaimThreadNumber() {
-  static_assert(kMaxLanes <= 64, "a bit of held_numbers per number");
   uint64_t held = held_numbers.load(std::memory_order_relaxed);
   for (;;) {
-    if (held == ~uint64_t{0}) {
-      // More live threads than numbers: they share lanes anyway.
-      static std::atomic<int> next{0};
-      return kMaxLanes + (next.fetch_add(1, std::memory_order_relaxed) &
-                          (std::numeric_limits<int>::max() / 2));
-    }
+    if (held == ~uint64_t{0}) return kSharedRing;  // more live threads
     const int number = __builtin_ctzll(~held);
-    // Relaxed: the number only picks a lane, whose lock orders the rest.
     if (held_numbers.compare_exchange_weak(held, held | uint64_t{1} << number,
+                                           std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
       thread_local NumberRelease release;
       release.number = number;
@@ -100,46 +88,192 @@ int Inbox::ClaimThreadNumber() {
   }
 }
 
-void Inbox::Append(Lane& lane, int index, TimerNode* node, uint64_t gen,
-                   Submission::Kind kind, int64_t call_ns) {
-  SubmissionChunk* tail = lane.tail;
+Inbox::Taken::~Taken() { FreeChain(head_); }
+
+void Inbox::Taken::Append(const Submission& s, SubmissionChunk** spare) {
+  SubmissionChunk* tail = tail_;
   if (tail == nullptr || tail->count == SubmissionChunk::kCapacity) {
-    // A page's malloc under the lock, once per kCapacity pushes beyond
-    // the chunk the owner left (Take).
-    SubmissionChunk* chunk = new SubmissionChunk;
+    SubmissionChunk* chunk = *spare;
+    if (chunk != nullptr) {
+      *spare = chunk->next;
+      chunk->next = nullptr;
+      chunk->count = 0;
+    } else {
+      chunk = new SubmissionChunk;
+    }
     if (tail == nullptr) {
-      lane.head = chunk;
+      head_ = chunk;
     } else {
       tail->next = chunk;
     }
-    lane.before_tail = tail;
-    lane.tail = tail = chunk;
+    tail_ = tail = chunk;
   }
-  Submission& slot = tail->items[tail->count++];
-  slot.node = node;
+  tail->items[tail->count++] = s;
+  ++size_;
+}
+
+void Inbox::Taken::Splice(Taken* other) {
+  if (other->head_ == nullptr) return;
+  if (tail_ == nullptr) {
+    head_ = other->head_;
+  } else {
+    tail_->next = other->head_;
+  }
+  tail_ = other->tail_;
+  size_ += other->size_;
+  other->head_ = other->tail_ = nullptr;
+  other->size_ = 0;
+}
+
+Inbox::Inbox(int64_t tick_ns, bool real_time)
+    : lane_mask_(LaneCount() - 1),
+      tick_ns_(tick_ns),
+      horizon_ticks_(std::max<int64_t>(1, kHorizonNs / tick_ns)),
+      real_time_(real_time),
+      asymmetric_(AsymmetricFence::Available()) {}
+
+Inbox::~Inbox() {
+  for (std::atomic<Ring*>& slot : rings_) {
+    Ring* ring = slot.load(std::memory_order_acquire);
+    if (ring == nullptr) continue;
+    FreeRingChain(ring->passed != nullptr ? ring->passed : ring->head);
+    delete ring->spare.load(std::memory_order_acquire);
+    delete ring;
+  }
+  FreeChain(spare_);
+}
+
+void Inbox::FreeChain(SubmissionChunk* head) {
+  while (head != nullptr) delete std::exchange(head, head->next);
+}
+
+void Inbox::FreeRingChain(RingChunk* head) {
+  while (head != nullptr) {
+    delete std::exchange(head, head->next.load(std::memory_order_relaxed));
+  }
+}
+
+Inbox::Ring& Inbox::RingOf(int number) {
+  Ring* ring = rings_[number].load(std::memory_order_acquire);
+  if (ring != nullptr) return *ring;
+  auto fresh = std::make_unique<Ring>();
+  fresh->tail = fresh->head = new RingChunk;
+  // A compare-and-swap: the shared ring's pushers may race to make it.
+  if (!rings_[number].compare_exchange_strong(ring, fresh.get(),
+                                              std::memory_order_acq_rel)) {
+    delete fresh->head;
+    return *ring;
+  }
+  created_.fetch_or(uint64_t{1} << number, std::memory_order_release);
+  return *fresh.release();
+}
+
+void Inbox::Publish(Ring& ring, TimerNode* node, uint64_t gen,
+                    Submission::Kind kind, bool urgent, int64_t call_ns) {
+  const uint64_t index = ring.pushed;
+  RingChunk* tail = ring.tail;
+  if (index - tail->first == RingChunk::kCapacity) {
+    RingChunk* chunk = ring.spare.exchange(nullptr, std::memory_order_acquire);
+    if (chunk == nullptr) chunk = new RingChunk;
+    chunk->next.store(nullptr, std::memory_order_relaxed);
+    chunk->first = index;
+    // Published with the slot, by the store below.
+    tail->next.store(chunk, std::memory_order_relaxed);
+    ring.before_tail = tail;
+    ring.tail = tail = chunk;
+  }
+  RingChunk::Slot& slot = SlotAt(tail, index);
+  slot.node.store(node, std::memory_order_relaxed);
   slot.gen = gen;
   slot.kind = kind;
   slot.call_ns = call_ns;
-  ++lane.count;
-  if (lane.pushes++ == 0) {
-    // seq_cst: the store-then-load pair with the owner's Idle and
-    // StopPolling (inbox.h).
-    active_.fetch_or(uint64_t{1} << index, std::memory_order_seq_cst);
+  ring.pushed = index + 1;
+  ring.pushes.store(ring.pushes.load(std::memory_order_relaxed) + 1,
+                    std::memory_order_relaxed);
+  // The count, with the owner's mark cleared (inbox.h).
+  const uint64_t word = (index + 1) << 1;
+  if (urgent || !asymmetric_) {
+    // The store-then-load pair with the owner's Idle, or every pair when
+    // fences are not asymmetric (inbox.h).
+    ring.published.store(word, std::memory_order_seq_cst);
+  } else {
+    ring.published.store(word, std::memory_order_release);
+    AsymmetricFence::Light();
   }
+}
+
+bool Inbox::TryRewind(Ring& ring, uint64_t index) {
+  // Fails if the owner marked the count since the push. The rewound count
+  // is marked: the slot below it may have been marked before that push
+  // (which cleared the mark), so it is never rewound, until the next push
+  // makes its own slot the only one that may be.
+  uint64_t expected = (index + 1) << 1;
+  if (!ring.published.compare_exchange_strong(expected, index << 1 | 1,
+                                              std::memory_order_acq_rel)) {
+    return false;
+  }
+  ring.pushed = index;
+  return true;
+}
+
+uint64_t Inbox::MarkPublished(Ring& ring, uint64_t taken) {
+  uint64_t word = ring.published.load(std::memory_order_seq_cst);
+  // Nothing to take; or marked already, and not pushed to since.
+  if (word >> 1 == taken || (word & 1) != 0) return word >> 1;
+  return ring.published.fetch_or(1, std::memory_order_seq_cst) >> 1;
+}
+
+bool Inbox::ClaimLatest(Ring& ring, const TimerNode* node) {
+  const uint64_t index = ring.pushed - 1;
+  if (TryRewind(ring, index)) return true;
+  RingChunk::Slot& slot = SlotAt(ring.tail, index);
+  TimerNode* expected = const_cast<TimerNode*>(node);
+  // Whoever exchanges the node with null first has the submission.
+  return slot.node.compare_exchange_strong(expected, nullptr,
+                                           std::memory_order_acq_rel);
+}
+
+bool Inbox::ClaimArm(Ring& ring, const TimerNode* node, uint64_t gen) {
+  const uint64_t pushed = ring.pushed;
+  const uint64_t scan = std::min<uint64_t>(pushed, kRetractScan);
+  for (uint64_t index = pushed; index > pushed - scan; --index) {
+    // The owner gives a chunk back only once the producer is kRetractScan
+    // slots beyond it (GiveBackPassed): `before_tail` is still the ring's.
+    RingChunk* chunk =
+        index - 1 >= ring.tail->first ? ring.tail : ring.before_tail;
+    RingChunk::Slot& slot = SlotAt(chunk, index - 1);
+    TimerNode* expected = const_cast<TimerNode*>(node);
+    if (slot.node.load(std::memory_order_relaxed) != expected ||
+        slot.gen != gen || slot.kind == Submission::Kind::kUnlink) {
+      continue;
+    }
+    // The latest slot, not looked at by the owner: out of the ring, so
+    // that the owner never sees the pair (a tombstone would cost it a look
+    // and cross-core traffic).
+    if (index == pushed && TryRewind(ring, index - 1)) return true;
+    return slot.node.compare_exchange_strong(expected, nullptr,
+                                             std::memory_order_acq_rel);
+  }
+  return false;
 }
 
 bool Inbox::Push(TimerNode* node, uint64_t gen, Submission::Kind kind,
                  int64_t call_ns, int64_t tick) {
-  const int index = LaneOfThisThread();
-  Lane& lane = LaneAt(index);
+  if (closed_.load(std::memory_order_relaxed)) return false;
+  const int number = ThreadNumber();
+  Ring& ring = RingOf(number);
+  const bool urgent = Urgent(tick, call_ns);
   bool wake;
   {
-    SpinLockHolder lock(&lane.mu);
-    if (lane.closed) return false;
-    Append(lane, index, node, gen, kind, call_ns);
-    lane.earliest = std::min(lane.earliest, tick);
+    ProducerLock lock(ring, number);
+    Publish(ring, node, gen, kind, urgent, call_ns);
+    // After the slot is in (inbox.h).
+    if (closed_.load(std::memory_order_seq_cst)) {
+      return !ClaimLatest(ring, node);
+    }
     wake = tick < wake_tick_.load(std::memory_order_seq_cst) ||
-           lane.count == kWakeAt;
+           ring.pushed - ring.taken_mirror.load(std::memory_order_relaxed) ==
+               kWakeAt;
   }
   if (wake) Wake();
   return true;
@@ -147,116 +281,119 @@ bool Inbox::Push(TimerNode* node, uint64_t gen, Submission::Kind kind,
 
 Inbox::Unstamped Inbox::PushUnstamped(TimerNode* node, uint64_t gen,
                                       absl::FunctionRef<int64_t()> clock) {
-  const int index = LaneOfThisThread();
-  Lane& lane = LaneAt(index);
+  if (closed_.load(std::memory_order_relaxed)) return Unstamped::kClosed;
+  const int number = ThreadNumber();
+  Ring& ring = RingOf(number);
   bool wake;
   {
-    SpinLockHolder lock(&lane.mu);
-    if (lane.closed) return Unstamped::kClosed;
+    ProducerLock lock(ring, number);
     const int64_t call_ns =
-        ++lane.samples % kSampleEvery == 0 ? clock() : Submission::kNoCallTime;
-    Append(lane, index, node, gen, Submission::Kind::kArmUnstamped, call_ns);
-    // After the submission is in and the lane's bit set (inbox.h).
-    if (wake_tick_.load(std::memory_order_seq_cst) != kPolling) {
-      // The owner stopped polling: take it back (nobody saw it, the lock is
-      // held); the caller stamps it and pushes it again.
-      --lane.tail->count;
-      --lane.count;
-      return Unstamped::kStampFirst;
+        ++ring.samples % kSampleEvery == 0 ? clock() : Submission::kNoCallTime;
+    Publish(ring, node, gen, Submission::Kind::kArmUnstamped,
+            /*urgent=*/false, call_ns);
+    // After the slot is in (inbox.h): if the inbox closed or the owner no
+    // longer polls, the slot comes back, unless the owner took it first.
+    if (closed_.load(std::memory_order_seq_cst)) {
+      return ClaimLatest(ring, node) ? Unstamped::kClosed : Unstamped::kPushed;
     }
-    ++lane.unstamped;
-    wake = lane.count == kWakeAt;
+    if (wake_tick_.load(std::memory_order_seq_cst) != kPolling) {
+      return ClaimLatest(ring, node) ? Unstamped::kStampFirst
+                                     : Unstamped::kPushed;
+    }
+    wake = ring.pushed - ring.taken_mirror.load(std::memory_order_relaxed) ==
+           kWakeAt;
   }
   if (wake) Wake();
   return Unstamped::kPushed;
 }
 
 bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
-  Lane& lane = LaneAt(LaneOfThisThread());
-  SpinLockHolder lock(&lane.mu);
-  // The latest kRetractScan submissions: the tail chunk's last, then, if it
-  // holds fewer, the last of the chunk before it.
-  size_t scan = kRetractScan;
-  for (SubmissionChunk* chunk : {lane.tail, lane.before_tail}) {
-    if (chunk == nullptr || scan == 0) break;
-    Submission* items = chunk->items;
-    const size_t count = chunk->count;
-    const size_t here = std::min(count, scan);
-    for (size_t i = count; i > count - here; --i) {
-      const Submission& s = items[i - 1];
-      if (s.node == node && s.gen == gen && s.arm()) {
-        if (s.kind == Submission::Kind::kArmUnstamped) --lane.unstamped;
-        std::copy(items + i, items + count, items + i - 1);
-        --chunk->count;
-        --lane.count;
-        // An emptied lane asks for nothing; one that still holds some may
-        // ask too early (its earliest is not recomputed), which costs the
-        // owner one round at most: Take resets it.
-        if (lane.count == 0) lane.earliest = kNever;
-        return true;
-      }
+  const int number = ThreadNumber();
+  Ring* ring = rings_[number].load(std::memory_order_acquire);
+  if (ring == nullptr) return false;
+  ProducerLock lock(*ring, number);
+  return ClaimArm(*ring, node, gen);
+}
+
+size_t Inbox::TakeRing(Ring& ring, Taken* out) {
+  const uint64_t pushes = ring.pushes.load(std::memory_order_relaxed);
+  const size_t pushed = pushes - std::exchange(ring.pushes_seen, pushes);
+  uint64_t index = ring.taken;
+  const uint64_t published = MarkPublished(ring, index);
+  if (published == index) return pushed;
+  RingChunk* head = ring.head;
+  for (; index < published; ++index) {
+    if (index - head->first == RingChunk::kCapacity) {
+      if (ring.passed == nullptr) ring.passed = head;
+      head = head->next.load(std::memory_order_relaxed);
     }
-    scan -= here;
+    RingChunk::Slot& slot = SlotAt(head, index);
+    // A null node: retracted (or taken back by its pusher).
+    if (slot.node.load(std::memory_order_relaxed) == nullptr) continue;
+    TimerNode* node = slot.node.exchange(nullptr, std::memory_order_acq_rel);
+    if (node == nullptr) continue;
+    out->Append({node, slot.gen, slot.kind, slot.call_ns}, &spare_);
   }
-  return false;
+  ring.head = head;
+  ring.taken = index;
+  ring.taken_mirror.store(index, std::memory_order_relaxed);
+  GiveBackPassed(ring, published);
+  return pushed;
+}
+
+void Inbox::GiveBackPassed(Ring& ring, uint64_t published) {
+  while (ring.passed != nullptr &&
+         ring.passed->first + RingChunk::kCapacity + kRetractScan <=
+             published) {
+    RingChunk* chunk = ring.passed;
+    RingChunk* next = chunk->next.load(std::memory_order_relaxed);
+    ring.passed = next == ring.head ? nullptr : next;
+    // Release: the owner's reads of its slots come before the producer
+    // writes them again.
+    delete ring.spare.exchange(chunk, std::memory_order_acq_rel);
+  }
 }
 
 size_t Inbox::Take(Taken* out, bool polling) {
   wake_tick_.store(polling ? kPolling : kAwake, std::memory_order_relaxed);
-  // Cleared before the lanes are looked at: a push after a lane's look sets
-  // its bit again. Acquire is not needed: each lane's lock orders its data.
-  uint64_t active = active_.exchange(0, std::memory_order_relaxed);
-  size_t pushes = 0;
-  for (; active != 0; active &= active - 1) {
-    Lane& lane = LaneAt(__builtin_ctzll(active));
-    SpinLockHolder lock(&lane.mu);
-    pushes += lane.pushes;
-    lane.pushes = 0;
-    lane.unstamped = 0;
-    // Reset for an empty lane too: a Retract may have emptied it, and a
-    // stale tick would keep Idle false, the owner going round without
-    // sleeping.
-    lane.earliest = kNever;
-    if (lane.count == 0) continue;
-    out->Append(lane.head, lane.tail, lane.count);
-    lane.count = 0;
-    lane.before_tail = nullptr;
-    // A spare chunk for the lane's next pushes, so that a lane at a steady
-    // rate does not go to malloc.
-    SubmissionChunk* chunk = spare_;
-    if (chunk != nullptr) {
-      spare_ = chunk->next;
-      --spare_count_;
-      chunk->next = nullptr;
-      chunk->count = 0;
-    }
-    lane.head = lane.tail = chunk;
+  if (polling) polled_since_fence_ = true;
+  size_t pushes = std::exchange(held_pushes_, 0);
+  out->Splice(&held_);
+  for (uint64_t created = created_.load(std::memory_order_acquire);
+       created != 0; created &= created - 1) {
+    Ring* ring =
+        rings_[__builtin_ctzll(created)].load(std::memory_order_acquire);
+    pushes += TakeRing(*ring, out);
   }
   return pushes;
 }
 
 void Inbox::StopPolling(absl::FunctionRef<int64_t()> now,
                         absl::FunctionRef<void(TimerNode*, int64_t)> stamp) {
-  if (wake_tick_.load(std::memory_order_relaxed) != kPolling) return;
-  // seq_cst: the store-then-load pair with PushUnstamped (inbox.h).
+  if (!polled_since_fence_) return;
+  // The store-then-load pair with PushUnstamped (inbox.h).
   wake_tick_.store(kAwake, std::memory_order_seq_cst);
-  for (uint64_t active = active_.load(std::memory_order_seq_cst); active != 0;
-       active &= active - 1) {
-    Lane& lane = LaneAt(__builtin_ctzll(active));
-    SpinLockHolder lock(&lane.mu);
-    if (lane.unstamped == 0) continue;
-    // Read under the lock: after every push it holds.
-    const int64_t now_ns = now();
-    for (SubmissionChunk* c = lane.head; c != nullptr; c = c->next) {
-      for (size_t i = 0; i < c->count; ++i) {
-        Submission& s = c->items[i];
-        if (s.kind != Submission::Kind::kArmUnstamped) continue;
-        stamp(s.node, now_ns);
-        s.kind = Submission::Kind::kArm;
-      }
-    }
-    lane.unstamped = 0;
+  polled_since_fence_ = false;
+  AsymmetricFence::Heavy();
+  Taken taken;
+  for (uint64_t created = created_.load(std::memory_order_seq_cst);
+       created != 0; created &= created - 1) {
+    Ring* ring =
+        rings_[__builtin_ctzll(created)].load(std::memory_order_acquire);
+    held_pushes_ += TakeRing(*ring, &taken);
   }
+  // Read after the take: after every push it holds.
+  int64_t now_ns = Submission::kNoCallTime;
+  for (SubmissionChunk* c = taken.head_; c != nullptr; c = c->next) {
+    for (size_t i = 0; i < c->count; ++i) {
+      Submission& s = c->items[i];
+      if (s.kind != Submission::Kind::kArmUnstamped) continue;
+      if (now_ns == Submission::kNoCallTime) now_ns = now();
+      stamp(s.node, now_ns);
+      s.kind = Submission::Kind::kArm;
+    }
+  }
+  held_.Splice(&taken);
 }
 
 void Inbox::Recycle(Taken* taken) {
@@ -273,33 +410,57 @@ void Inbox::Recycle(Taken* taken) {
   FreeChain(chunk);
 }
 
-bool Inbox::Idle(int64_t wake_tick) {
-  // seq_cst: the store-then-load pair with Push (inbox.h). A lane whose bit
-  // is clear holds nothing (it was taken, and not pushed to since).
-  wake_tick_.store(wake_tick, std::memory_order_seq_cst);
-  for (uint64_t active = active_.load(std::memory_order_seq_cst); active != 0;
-       active &= active - 1) {
-    Lane& lane = LaneAt(__builtin_ctzll(active));
-    SpinLockHolder lock(&lane.mu);
-    if (lane.earliest < wake_tick || lane.count >= kWakeAt ||
-        (lane.unstamped > 0 && wake_tick != kPolling)) {
-      wake_tick_.store(kAwake, std::memory_order_relaxed);
-      return false;
+bool Inbox::NeedsRound(Ring& ring, bool polling) {
+  const uint64_t published = MarkPublished(ring, ring.taken);
+  if (published - ring.taken >= kWakeAt) return true;
+  if (polling) return false;
+  RingChunk* chunk = ring.head;
+  for (uint64_t index = ring.taken; index < published; ++index) {
+    if (index - chunk->first == RingChunk::kCapacity) {
+      chunk = chunk->next.load(std::memory_order_relaxed);
     }
+    const RingChunk::Slot& slot = SlotAt(chunk, index);
+    if (slot.node.load(std::memory_order_relaxed) == nullptr) continue;
+    if (slot.kind != Submission::Kind::kUnlink) return true;
   }
-  return true;
+  return false;
+}
+
+bool Inbox::Idle(int64_t wake_tick, int64_t now_tick) {
+  const bool polling = wake_tick == kPolling;
+  // The store-then-load pair with the pushes (inbox.h).
+  wake_tick_.store(wake_tick, std::memory_order_seq_cst);
+  if (polling) {
+    polled_since_fence_ = true;
+  } else if (polled_since_fence_ || wake_tick == kNever ||
+             wake_tick - now_tick > horizon_ticks_) {
+    // A push published with a plain store may need this sleep to end
+    // sooner: make it visible to the look below.
+    polled_since_fence_ = false;
+    AsymmetricFence::Heavy();
+  }
+  // Held submissions (StopPolling's) are work too.
+  bool work = !held_.empty();
+  for (uint64_t created = created_.load(std::memory_order_seq_cst);
+       !work && created != 0; created &= created - 1) {
+    Ring* ring =
+        rings_[__builtin_ctzll(created)].load(std::memory_order_acquire);
+    work = NeedsRound(*ring, polling);
+  }
+  if (work) wake_tick_.store(kAwake, std::memory_order_relaxed);
+  return !work;
 }
 
 void Inbox::Sleep() {
   MutexLock lock(&sleep_mu_);
-  while (!woken_ && !closed_) sleep_cv_.Wait(&sleep_mu_);
+  while (!woken_ && !sleep_closed_) sleep_cv_.Wait(&sleep_mu_);
   woken_ = false;
   wake_tick_.store(kAwake, std::memory_order_relaxed);
 }
 
 void Inbox::SleepFor(absl::Duration timeout) {
   MutexLock lock(&sleep_mu_);
-  if (!woken_ && !closed_) sleep_cv_.WaitFor(&sleep_mu_, timeout);
+  if (!woken_ && !sleep_closed_) sleep_cv_.WaitFor(&sleep_mu_, timeout);
   woken_ = false;
 }
 
@@ -310,24 +471,26 @@ void Inbox::Wake() {
 }
 
 void Inbox::Close(std::vector<Submission>* out) {
+  // The store-then-load pair with the pushes (inbox.h).
+  closed_.store(true, std::memory_order_seq_cst);
   {
     MutexLock lock(&sleep_mu_);
-    closed_ = true;
+    sleep_closed_ = true;
     sleep_cv_.NotifyAll();
   }
-  for (int i = 0; i < lanes(); ++i) {
-    Lane& lane = LaneAt(i);
-    SpinLockHolder lock(&lane.mu);
-    lane.closed = true;
-    for (const SubmissionChunk* c = lane.head; c != nullptr; c = c->next) {
-      out->insert(out->end(), c->items, c->items + c->count);
-    }
-    FreeChain(lane.head);
-    lane.head = lane.tail = lane.before_tail = nullptr;
-    lane.count = 0;
-    lane.unstamped = 0;
-    lane.earliest = kNever;
+  AsymmetricFence::Heavy();
+  Taken taken;
+  taken.Splice(&held_);
+  held_pushes_ = 0;
+  for (uint64_t created = created_.load(std::memory_order_seq_cst);
+       created != 0; created &= created - 1) {
+    Ring* ring =
+        rings_[__builtin_ctzll(created)].load(std::memory_order_acquire);
+    TakeRing(*ring, &taken);
   }
+  taken.ForEachChunk([out](const Submission* items, size_t n) {
+    out->insert(out->end(), items, items + n);
+  });
 }
 
 }  // namespace timingwheel::internal

@@ -8,10 +8,10 @@
 // A submission names a node, an arm of it (the generation of its state
 // word) and what to do:
 //   kArm     link the node for arm `gen`, at the node's deadline (written
-//            before the push, which the lane's lock publishes); `call_ns`
-//            is the reading of the wheel's clock that the call making the
-//            arm took (its deadline counts from it), so that the owner can
-//            measure how long the arm waited (Stats::handoff_*);
+//            before the push, which the ring's release store publishes);
+//            `call_ns` is the reading of the wheel's clock that the call
+//            making the arm took (its deadline counts from it), so that the
+//            owner can measure how long the arm waited (Stats::handoff_*);
 //   kUnlink  arm `gen` ended (a Stop): take the node out of its bucket if it
 //            is still linked for that arm, so that a stopped far timer does
 //            not keep its memory until its bucket comes due.
@@ -20,85 +20,90 @@
 // submission holds one reference on its node for the owner (or a bucket)
 // to release.
 //
-// Lanes: four per hardware thread, rounded up to a power of two (at least
-// 4, at most kMaxLanes), each on cache lines of its own: a spin lock and a
-// chain of chunks of submissions. A thread pushes to the lane of its number:
-// the lowest number no other live thread of the process holds, taken on first
-// use and given back when the thread exits (beyond kMaxLanes live threads,
-// numbers go round robin). So threads share a lane only when more of them are
-// alive than there are lanes: more lanes than cores, because a lane shared by
-// two threads on two cores costs each call its lock and its cache lines
-// crossing between the cores (two threads on one lane ran 7 times slower than
-// one thread alone), and callers may outnumber the cores. The owner takes a
-// lane's whole chain at once, and looks only at the lanes marked active (a
-// bit each in `active_`, set by a lane's first push after a take), so a
-// round costs the lanes in use, not all of them. The lane's index also
-// picks where the thread's nodes live (NodeHome).
+// Rings: one per thread, single producer, single consumer (the owner). A
+// thread's ring is the one of its number: the lowest number below
+// kSharedRing that no other live thread of the process holds, taken on first
+// use and given back when the thread exits (the next thread to take it
+// inherits the ring, with what it holds: the number's release and claim order
+// the two). Threads beyond those numbers, and a thread in its exit after it
+// gave its number back, push to the shared ring, under its producer lock.
+// A ring is created at its thread's first push (so an engine has as many as
+// threads used it, up to kRings). It is a chain of chunks of
+// RingChunk::kCapacity slots; the producer writes a slot and publishes it with
+// one release store of its count (`published_`), and allocates a chunk once
+// per kCapacity pushes (taken back from the owner when it has one spare). The
+// owner claims each slot it takes by exchanging the slot's node with null,
+// copies it into chunks of its own (Taken) and gives the chunks it passed
+// back. So a push costs the caller no locked instruction (see Wake-ups for
+// the one exception) and the owner one per submission it takes.
 //
-// Chunks: a lane keeps its submissions in chunks of SubmissionChunk::kCapacity
-// (about a page), not in one growing array, so that a push never copies what
-// came before it: when the owner falls behind, an array doubles under the
-// lane's lock, copying the whole backlog while the pusher (and the owner's
-// next take) waits. A push that fills its chunk starts a new one (one malloc
-// per kCapacity pushes). The owner, done with what it took (Recycle), keeps up
-// to kSpareChunks of the chunks and hands one to each lane it takes, so a lane
-// at a steady rate reuses the same few; the rest go back to malloc, so a
-// backlog's memory does not stay.
+// Stop before take: a Stop on the thread that made the timer, before the
+// owner took it, takes the arm back (Retract), so that an AfterFunc + Stop
+// pair never leaves the caller's core. The ring's count word carries a mark
+// (bit 0): the owner sets it (fetch_or) before it reads the slots below the
+// count, and a push clears it (its store writes the new count alone). The
+// latest slot, while the mark is clear, is taken out of the ring by one
+// compare-and-swap of the count back by one (the mark set: no slot below it
+// may be taken out so, since the owner may have marked before that push), and
+// the next push reuses it: the owner never sees the pair. Any other of the
+// latest kRetractScan slots is claimed by a compare-and-swap of its node with
+// null, which the owner's exchange of each slot it takes races fairly; the
+// owner skips a null slot. The owner keeps a chunk it passed until the
+// producer has pushed kRetractScan slots beyond it, so a retract never looks
+// into a chunk given back.
 //
 // Wake-ups: no syscall per call, no thread spinning. The owner publishes
 // the tick at which it will run anyway (its next release, kNever with
-// nothing linked; kAwake while it works). A push wakes it only when the
-// submission is due before that tick, or when its lane has reached
-// kWakeAt submissions (which bounds what waits, e.g. the stops of far
-// timers). While submissions keep coming (Take says whether any came since
-// the last take, retracted ones too), the owner runs at least every
-// ~100 ms anyway (lib/threads/advancer.h), so that a thread making far timers
-// and stopping them at a low rate does not wake it for each one. No wake-up is
-// lost: a pusher reads the published tick under its lane's lock, after the
-// lane's active bit is set, and the owner, after publishing the tick, looks
-// at every active lane under its lock before it sleeps (Idle): either it
-// sees the push, or the pusher sees the new tick.
-//
-// Memory ordering: the lane locks order the pushes with the owner's looks.
-// The active bits and the published tick are a store-then-load pair on each
-// side (a pusher sets the bit, then loads the tick; the owner stores the
-// tick, then loads the bits), so both sides use seq_cst: either the owner's
-// load sees the bit, or the pusher's load comes after the owner's store in
-// the single order of seq_cst operations and sees the new tick. On x86 the
-// pusher's bit is a locked `or` (once per lane per round) and its load a
-// plain load.
+// nothing linked; kAwake while it works; kPolling while it polls). A push
+// wakes it only when the submission is due before that tick, or when its ring
+// has reached kWakeAt submissions the owner has not taken. Before it sleeps,
+// the owner publishes its tick and then looks at the rings (Idle): a
+// store-then-load pair against the pusher's (its slot, then the tick), so
+// that one of the two sees the other's store. For an *urgent* push, due
+// within kHorizonNs of its call, both sides are seq_cst (the pusher's
+// release store is then an exchange: a locked instruction). A push due later
+// is published with a plain release store: if the owner misses it, no harm
+// is done, because the owner never sleeps beyond kHorizonNs after its
+// clock reading without the heavy side of an AsymmetricFence
+// (asymmetric_fence.h) between its store and its look, which makes every
+// such push visible (a push whose call read the clock more than kHorizonNs
+// before the owner's reading may be late by that much; with a clock that
+// does not run at real speed, a ManualClock, every push is urgent). The
+// advancer wakes at least every 100 ms while submissions come, so at a
+// steady rate it never pays that fence; it pays it when it goes quiet for
+// longer. The owner's look in Idle reads the slots not taken yet: an arm
+// keeps it awake (a slot holds no deadline, and an arm it sees may be due
+// before its tick: the pusher may have read the tick before it was
+// published), unless it polls (then only kWakeAt of them); a kUnlink waits
+// for the tick it published.
 //
 // Deadlines stamped by the owner (#23's "no clock read at the call"): while
-// callers push at a high rate, the owner polls (it looks at the lanes at
+// callers push at a high rate, the owner polls (it looks at the rings at
 // least every Advancer's poll period, and publishes kPolling instead of a
-// tick). A new timer's first arm may then go in unstamped
-// (kArmUnstamped, PushUnstamped): its node holds only its delay, and its
-// deadline is stamped later, by the owner, from a clock reading taken after
-// it has the submission in hand, so after the call: never early, and late
-// by the hand-off wait, which the polling bounds. Whoever needs a deadline
-// first stamps it (TimerNode::StampDeadline). An owner about to be busy for
+// tick). A new timer's first arm may then go in unstamped (kArmUnstamped,
+// PushUnstamped): its node holds only its delay, and its deadline is stamped
+// later, by the owner, from a clock reading taken after it has the
+// submission in hand, so after the call: never early, and late by the
+// hand-off wait, which the polling bounds. An owner about to be busy for
 // long (a cascade of many slices, the user's executor running inline, a
-// request) stops polling first (StopPolling): it publishes kAwake and stamps,
-// in place, what its lanes hold unstamped, so that no submission waits for
-// its deadline beyond that; from then on callers stamp their own. No arm
-// stays unstamped unseen: a pusher decides under its lane's lock, after its
-// submission is in the lane and its active bit set, by loading the published
-// word (seq_cst); an owner that stops polling stores it (seq_cst) before it
-// looks at the active lanes (StopPolling, Idle), so either the pusher sees
-// the change and stamps its own, or the owner sees the submission.
+// request), or that stops polling, first publishes kAwake, fences (Heavy)
+// and takes every slot the rings hold, stamping the unstamped arms with a
+// reading taken after it (StopPolling); it hands them on at its next Take.
+// A pusher of an unstamped arm looks at the published word after its slot is
+// in (Light): if the owner no longer polls, it takes the slot back and stamps
+// the arm itself; if it cannot, the owner has it.
 //
-// Stop before take: a Stop on the thread that made the timer, before the
-// owner took it, takes the kArm back out of the lane (Retract), so that an
-// AfterFunc + Stop pair never leaves the caller's core.
+// Shutdown: Close publishes that the inbox is closed, fences (Heavy), and
+// hands back what the rings hold; a push that sees it closed after its slot
+// went in takes the slot back and fails (the caller keeps its reference),
+// or, if Close took it first, succeeds (Close handed it back).
 //
-// Shutdown: Close makes every later Push fail (the caller keeps its
-// reference and the node stays unarmed) and hands back what the lanes hold.
-//
-// Thread-safety: thread-safe. Push, Retract and the owner's Take and Idle
-// take one lane's lock at a time (kLane, a leaf); Sleep and Wake take
-// `sleep_mu_` (kOwnerSleep, a leaf), never under a lane lock. The spare
-// chunks (`spare_`) are the owner's: only Take and Recycle touch them, and
-// only the owner calls those.
+// Thread-safety: thread-safe, with one consumer. Push, PushUnstamped and
+// Retract run on any thread, each in its own ring (the shared ring's under
+// its SpinLock, kRing, a leaf). Take, StopPolling, Recycle, Idle, Sleep and
+// SleepFor are the owner's (one thread at a time; Close, too, once the owner
+// has stopped); the owner's fields are marked so. Sleep and Wake take
+// `sleep_mu_` (kOwnerSleep, a leaf).
 
 #ifndef TIMINGWHEEL_LIB_HANDOFF_INBOX_H_
 #define TIMINGWHEEL_LIB_HANDOFF_INBOX_H_
@@ -130,12 +135,12 @@ struct Submission {
   uint64_t gen;
   Kind kind;
   // kArm: the call's clock reading; kArmUnstamped: one every kSampleEvery
-  // pushes of its lane (the clock read just before the push), else
+  // pushes of its ring (the clock read just before the push), else
   // kNoCallTime; kUnlink: 0.
   int64_t call_ns;
 };
 
-// A run of submissions in a lane, or among what the owner took.
+// A run of the submissions the owner took.
 struct SubmissionChunk {
   // 16 bytes of link and count, then 127 submissions of 32: 4,080 bytes, a
   // page with malloc's header.
@@ -143,6 +148,27 @@ struct SubmissionChunk {
   SubmissionChunk* next = nullptr;
   size_t count = 0;
   Submission items[kCapacity];
+};
+
+// A run of a ring's slots (see the top). Written by its producer before it
+// publishes them; a slot's node is then exchanged with null by whoever
+// claims it (the owner, or the producer's Retract).
+struct RingChunk {
+  struct Slot {
+    std::atomic<TimerNode*> node;
+    uint64_t gen;
+    Submission::Kind kind;
+    int64_t call_ns;
+  };
+  // 16 bytes of link and first index, then 255 slots of 32: 8,176 bytes,
+  // two pages with malloc's header.
+  static constexpr size_t kCapacity = 255;
+  // The next chunk: written by the producer before it publishes the first
+  // slot there.
+  std::atomic<RingChunk*> next{nullptr};
+  // The ring index of items[0].
+  uint64_t first = 0;
+  Slot items[kCapacity];
 };
 
 class Inbox {
@@ -156,13 +182,18 @@ class Inbox {
   static constexpr int64_t kPolling = kAwake + 1;
   // One unstamped push in this many reads the clock for Stats::handoff_*.
   static constexpr uint32_t kSampleEvery = 64;
-  // A lane that holds this many submissions wakes the owner.
+  // A ring that holds this many submissions not taken wakes the owner.
   static constexpr size_t kWakeAt = 4096;
-
-  // The chunks the owner keeps for the lanes (Recycle): 32 KiB at most.
+  // How far back Retract looks: a Stop soon after its AfterFunc finds it
+  // among the last few pushes of its thread.
+  static constexpr size_t kRetractScan = 4;
+  // The chunks the owner keeps for the rings: 32 KiB at most.
   static constexpr size_t kSpareChunks = 8;
+  // Rings: one per thread number below kSharedRing, and the shared one.
+  static constexpr int kRings = 64;
+  static constexpr int kSharedRing = kRings - 1;
 
-  // What the owner took: chunks, each lane's in the order pushed. Frees its
+  // What the owner took: chunks, each ring's in the order pushed. Frees its
   // chunks when destroyed (the owner recycles them instead).
   class Taken {
    public:
@@ -183,43 +214,44 @@ class Inbox {
 
    private:
     friend class Inbox;
-    // Appends the chain `head`..`tail` of `count` submissions.
-    void Append(SubmissionChunk* head, SubmissionChunk* tail, size_t count);
+    // Appends `s`, with a chunk from `spare` (a chain; null: malloc).
+    void Append(const Submission& s, SubmissionChunk** spare);
+    // Moves what `other` holds to the end of this.
+    void Splice(Taken* other);
 
     SubmissionChunk* head_ = nullptr;
     SubmissionChunk* tail_ = nullptr;
     size_t size_ = 0;
   };
 
-  Inbox();
+  // A push due this long after its call or later is not urgent, and the
+  // owner fences before a sleep beyond it (see the top): the advancer's
+  // longest sleep while submissions come (lib/threads/advancer.h).
+  static constexpr int64_t kHorizonNs = 100'000'000;
+
+  // `tick_ns`: the length of a tick, the unit of the published word;
+  // `real_time`: whether the clock runs at real speed (else every push is
+  // urgent, see the top).
+  explicit Inbox(int64_t tick_ns = 1, bool real_time = true);
   Inbox(const Inbox&) = delete;
   Inbox& operator=(const Inbox&) = delete;
   ~Inbox();
 
-  // Lanes beyond this would not fit the bits of `active_`.
-  static constexpr int kMaxLanes = 64;
-
-  // A power of two.
+  // Lanes: thread numbers modulo lanes() pick where a thread's handles count
+  // (the engine's NodeHome of that lane). Four per hardware thread, rounded
+  // up to a power of two (at least 4, at most kRings).
   int lanes() const { return lane_mask_ + 1; }
-  // The calling thread's lane: its number (see the top of this file), taken
-  // on first use, modulo the lanes.
-  int LaneOfThisThread() const {
-    int number = tls_thread_number;
-    if (number < 0) number = tls_thread_number = ClaimThreadNumber();
-    return number & lane_mask_;
-  }
+  int LaneOfThisThread() const { return ThreadNumber() & lane_mask_; }
 
-  // Hands `s` to the owner, with one reference on its node; `tick` is the
-  // tick by which the owner must have taken it (kNever: no hurry). False
-  // once closed: then the caller keeps the reference.
+  // Hands arm or unlink `gen` of `node` to the owner, with one reference on
+  // the node; `tick` is the tick by which the owner must have taken it
+  // (kNever: no hurry), `call_ns` the call's clock reading (0 for a
+  // kUnlink). False once closed: then the caller keeps the reference.
+  bool Push(TimerNode* node, uint64_t gen, Submission::Kind kind,
+            int64_t call_ns, int64_t tick);
   bool Push(const Submission& s, int64_t tick) {
     return Push(s.node, s.gen, s.kind, s.call_ns, tick);
   }
-  // The same, field by field: a Submission built on the caller's stack and
-  // copied whole stalls the copy on its piecewise stores (8 ns of the
-  // pair by id, perf).
-  bool Push(TimerNode* node, uint64_t gen, Submission::Kind kind,
-            int64_t call_ns, int64_t tick);
   // What PushUnstamped did.
   enum class Unstamped {
     kPushed,      // handed on, with the node's reference
@@ -231,34 +263,37 @@ class Inbox {
     return wake_tick_.load(std::memory_order_relaxed) == kPolling;
   }
   // Hands on arm `gen` of `node` as a kArmUnstamped, if the owner polls
-  // (decided under the lane's lock, see the top); `clock` is read for a
+  // (looked at after the slot is in, see the top); `clock` is read for a
   // sampled call_ns.
   Unstamped PushUnstamped(TimerNode* node, uint64_t gen,
                           absl::FunctionRef<int64_t()> clock);
-  // Takes back the kArm (or kArmUnstamped) of arm `gen` of `node` if it is
-  // still among the latest submissions of this thread's lane; the caller
-  // then owns its reference, and the owner never sees the node.
+  // Takes back the arm (kArm or kArmUnstamped) `gen` of `node` if it is
+  // among the latest kRetractScan submissions of this thread's ring and the
+  // owner has not taken it; the caller then owns its reference, and the
+  // owner never sees the node. Reads no node.
   bool Retract(const TimerNode* node, uint64_t gen);
 
-  // The owner: appends every lane's submissions to `out` (none once
-  // closed), and returns how many were pushed since the last Take, taken
-  // now or retracted meanwhile. It publishes kPolling while it works if
-  // `polling`, else kAwake.
+  // The owner: appends what StopPolling took, then every ring's submissions,
+  // to `out` (none once closed), and returns how many were pushed since the
+  // last Take, taken now or retracted meanwhile. It publishes kPolling while
+  // it works if `polling`, else kAwake.
   size_t Take(Taken* out, bool polling = false);
-  // The owner, polling, before it is busy for long: publishes kAwake, then
-  // stamps each unstamped arm its lanes hold, under the lane's lock, with
-  // `stamp(node, now())` (a reading taken under that lock, so after the
-  // push), and makes it a kArm. Does nothing unless kPolling is published.
+  // The owner, polling, before it is busy for long: publishes kAwake, fences
+  // (Heavy), takes what the rings hold and stamps each unstamped arm with
+  // `stamp(node, now())` (a reading taken after the take, so after the push),
+  // making it a kArm; the next Take hands them on. Does nothing unless the
+  // owner polled since its last fence.
   void StopPolling(absl::FunctionRef<int64_t()> now,
                    absl::FunctionRef<void(TimerNode*, int64_t)> stamp);
   // The owner, done with `taken`: empties it, keeping up to kSpareChunks of
-  // its chunks for the lanes and freeing the others.
+  // its chunks for later takes and freeing the others.
   void Recycle(Taken* taken);
   // The owner, before it sleeps: publishes `wake_tick` (when it will run
-  // next anyway; kPolling when it polls) and returns whether no lane holds a
-  // submission that is due before it, nor kWakeAt of them, nor (unless
-  // polling) an unstamped arm. When false, it should work again.
-  bool Idle(int64_t wake_tick);
+  // next anyway; kPolling when it polls), fences if it must (see the top:
+  // `now_tick` is its latest clock reading, in ticks), and returns whether
+  // no ring holds, not taken, kWakeAt submissions or (unless polling) an
+  // arm. When false, it should work again.
+  bool Idle(int64_t wake_tick, int64_t now_tick);
   // The owner sleeps until woken (Wake, or a push that needs it) or closed,
   // or (SleepFor) `timeout` has passed; then it works (the published tick is
   // kAwake, or still kPolling).
@@ -268,61 +303,119 @@ class Inbox {
   void Wake() ABSL_LOCKS_EXCLUDED(sleep_mu_);
 
   // Refuses every later Push, wakes the owner for good, and appends what
-  // the lanes hold to `out`.
+  // the rings hold to `out`. Once the owner has stopped taking.
   void Close(std::vector<Submission>* out) ABSL_LOCKS_EXCLUDED(sleep_mu_);
 
+  // The calling thread, exiting, gave its number back: from now on it
+  // pushes to the shared ring.
+  static void LeaveNumber();
+
  private:
-  // Each on cache lines of its own.
-  struct alignas(64) Lane {
-    SpinLock mu{LockRank::kLane};
-    // The chain of chunks, oldest first (null: none); pushes go to `tail`,
-    // and `before_tail` is the chunk before it (null: none), which Retract
-    // looks into too.
-    SubmissionChunk* head ABSL_GUARDED_BY(mu) = nullptr;
-    SubmissionChunk* tail ABSL_GUARDED_BY(mu) = nullptr;
-    SubmissionChunk* before_tail ABSL_GUARDED_BY(mu) = nullptr;
-    size_t count ABSL_GUARDED_BY(mu) = 0;      // submissions in the chain
-    size_t unstamped ABSL_GUARDED_BY(mu) = 0;  // kArmUnstamped among them
-    size_t pushes ABSL_GUARDED_BY(mu) = 0;     // since the last Take
-    uint32_t samples ABSL_GUARDED_BY(mu) = 0;  // unstamped pushes, ever
-    // The earliest tick of a submission in `submissions`, or kNever.
-    int64_t earliest ABSL_GUARDED_BY(mu) = kNever;
-    bool closed ABSL_GUARDED_BY(mu) = false;
+  struct Ring {
+    // The producer's: the thread holding the ring's number (the shared
+    // ring's pushers, under `producer_mu`).
+    alignas(64) SpinLock producer_mu{LockRank::kRing};
+    RingChunk* tail = nullptr;         // where the next push goes
+    RingChunk* before_tail = nullptr;  // the chunk before it (null: none)
+    uint64_t pushed = 0;               // the index of the next slot
+    uint32_t samples = 0;              // unstamped pushes, ever
+    // Written by the producer, read by the owner: the slots in (the count,
+    // shifted left by one: a release store publishes them) and the mark
+    // (bit 0: no slot below the count may be taken out of the ring; see the
+    // top).
+    std::atomic<uint64_t> published{0};
+    // Pushes ever, retracted ones too (relaxed), for the owner's rate.
+    std::atomic<uint64_t> pushes{0};
+    // The owner's: the chunk of its next slot, and that slot's index.
+    alignas(64) RingChunk* head = nullptr;
+    uint64_t taken = 0;
+    uint64_t pushes_seen = 0;  // `pushes` at the owner's last take
+    // The chunks before `head`, oldest first, that the owner passed and
+    // keeps until the producer is kRetractScan slots beyond them.
+    RingChunk* passed = nullptr;
+    // Written by the owner, read by the producer: `taken` (relaxed), for
+    // the producer's kWakeAt count; a chunk given back for the producer's
+    // next (null: none).
+    alignas(64) std::atomic<uint64_t> taken_mirror{0};
+    std::atomic<RingChunk*> spare{nullptr};
   };
 
-  // This thread's number for picking a lane; -1 until first needed:
+  class ProducerLock;
+
+  // This thread's number (see the top); -1 until first needed:
   // constant-initialized, so reading it costs no thread_local
   // initialization check.
   static inline thread_local int tls_thread_number = -1;
-  // The lowest number below kMaxLanes that no live thread holds (the
-  // calling thread's until it exits), else the next of a round robin.
+  static int ThreadNumber() {
+    int number = tls_thread_number;
+    if (number < 0) number = tls_thread_number = ClaimThreadNumber();
+    return number;
+  }
+  // The lowest number below kSharedRing that no live thread holds (the
+  // calling thread's until it exits), else kSharedRing.
   static int ClaimThreadNumber();
 
-  Lane& LaneAt(int index) { return lanes_[static_cast<size_t>(index)]; }
-  // Appends a submission to lane `index` (its lock held), and marks the
-  // lane active at its first push since the last Take.
-  void Append(Lane& lane, int index, TimerNode* node, uint64_t gen,
-              Submission::Kind kind, int64_t call_ns)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(lane.mu);
-  // Frees the chain that starts at `head`.
+  // The ring of thread number `number`, created at its first push.
+  Ring& RingOf(int number);
+  // Writes a slot at the producer's end and publishes it (seq_cst if
+  // `urgent` or fences are not asymmetric, else release).
+  void Publish(Ring& ring, TimerNode* node, uint64_t gen, Submission::Kind kind,
+               bool urgent, int64_t call_ns);
+  // The producer: claims the latest slot back if it still names `node`
+  // (the owner, or Close, did not take it first).
+  static bool ClaimLatest(Ring& ring, const TimerNode* node);
+  // The producer: takes slot `index`, the latest, out of the ring if the
+  // owner has not marked it since it was pushed (see the top).
+  static bool TryRewind(Ring& ring, uint64_t index);
+  // The owner: the count of slots in `ring` that it may take, marked so
+  // that none below it is rewound.
+  static uint64_t MarkPublished(Ring& ring, uint64_t taken);
+  // The producer: claims back the arm `gen` of `node` among the latest
+  // kRetractScan slots.
+  static bool ClaimArm(Ring& ring, const TimerNode* node, uint64_t gen);
+  // The owner: moves the published slots of `ring` to `out`, claiming each;
+  // returns how many slots it passed (taken now, or retracted).
+  size_t TakeRing(Ring& ring, Taken* out);
+  // The owner: gives back the chunks it passed that the producer can no
+  // longer look into (ClaimArm).
+  void GiveBackPassed(Ring& ring, uint64_t published);
+  // The owner's look (Idle): whether `ring` holds, not taken, what keeps it
+  // awake.
+  bool NeedsRound(Ring& ring, bool polling);
+  // Whether a push of `tick`, called at `call_ns`, is urgent (see the top).
+  bool Urgent(int64_t tick, int64_t call_ns) const {
+    return tick != kNever &&
+           (!real_time_ || tick - call_ns / tick_ns_ < horizon_ticks_);
+  }
   static void FreeChain(SubmissionChunk* head);
+  static void FreeRingChain(RingChunk* head);
 
   const int lane_mask_;  // lanes() - 1
-  std::unique_ptr<Lane[]> lanes_;
-  // Bit i: lane i was pushed to since the owner last took it. Set by the
-  // lane's first push after a take, under its lock; cleared by Take.
-  std::atomic<uint64_t> active_{0};
-  // The owner's published tick: written by the owner, read by pushers under
-  // their lane's lock.
+  const int64_t tick_ns_;
+  const int64_t horizon_ticks_;
+  const bool real_time_;
+  // AsymmetricFence::Available(), read once.
+  const bool asymmetric_;
+  // The rings (null until their thread's first push), and which exist (bit i:
+  // ring i), set once by the creator (release), read by the owner.
+  std::atomic<Ring*> rings_[kRings] = {};
+  std::atomic<uint64_t> created_{0};
+  // The owner's published tick: written by the owner, read by pushers.
   std::atomic<int64_t> wake_tick_{kAwake};
-  // The owner's spare chunks, a chain of `spare_count_` (see the top).
+  std::atomic<bool> closed_{false};
+  // The owner's: whether it published kPolling since its last Heavy fence
+  // (a pusher may then have a plain unstamped push it has not seen); what
+  // StopPolling took, for the next Take; its spare chunks.
+  bool polled_since_fence_ = false;
+  Taken held_;
+  size_t held_pushes_ = 0;  // the slots StopPolling passed
   SubmissionChunk* spare_ = nullptr;
   size_t spare_count_ = 0;
 
   Mutex sleep_mu_{LockRank::kOwnerSleep};
   CondVar sleep_cv_;
   bool woken_ ABSL_GUARDED_BY(sleep_mu_) = false;
-  bool closed_ ABSL_GUARDED_BY(sleep_mu_) = false;
+  bool sleep_closed_ ABSL_GUARDED_BY(sleep_mu_) = false;
 };
 
 }  // namespace timingwheel::internal

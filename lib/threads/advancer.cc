@@ -33,7 +33,7 @@ constexpr absl::Duration kDrainWait = absl::Microseconds(50);
 constexpr size_t kPrefetch = 8;
 // While submissions keep coming, the advancer looks at the inbox at least
 // this often (advancer.h).
-constexpr int64_t kLookEveryNs = 100'000'000;
+constexpr int64_t kLookEveryNs = Inbox::kHorizonNs;
 // Polling (advancer.h): how long the advancer sleeps between two looks at
 // the inbox; over what time it measures the rate of pushes; the rate at
 // which it starts polling, and the one below which it stops (per second).
@@ -144,7 +144,7 @@ void Advancer::AdvancerLoop() {
     if (rounds_asked_.load(std::memory_order_acquire) != asked) continue;
     UpdatePolling();
     paused_ = false;
-    if (inbox_->Idle(polling_ ? Inbox::kPolling : next)) {
+    if (inbox_->Idle(polling_ ? Inbox::kPolling : next, last_now_tick_)) {
       sleeps_.fetch_add(1, std::memory_order_relaxed);
       if (polling_) {
         inbox_->SleepFor(kPollEvery);
@@ -249,7 +249,7 @@ void Advancer::RecordHandOffs(const Inbox::Taken& taken, int64_t now_ns) {
             std::make_unique<LatencyHistogram>(LatencyHistogram::Writers::kOne);
         handoffs_published_.store(handoffs_.get(), std::memory_order_release);
       }
-      // A sampled unstamped arm stands for the kSampleEvery of its lane.
+      // A sampled unstamped arm stands for the kSampleEvery of its ring.
       handoffs_->Record(now_ns - items[i].call_ns,
                         items[i].kind == Submission::Kind::kArmUnstamped
                             ? Inbox::kSampleEvery

@@ -50,7 +50,7 @@
 // only delays them, as the queue would). A burst of 10M due at once then
 // takes 1.5 MiB of queue instead of 240 MB, and the advancer no longer
 // spends its time faulting in queue pages while the workers wait for the
-// CPU it takes (BM_Burst). Arms that the advancer takes from the lanes
+// CPU it takes (BM_Burst). Arms that the advancer takes from the rings
 // already due go to the workers at once, as before (a burst that callers
 // make, rather than the clock). The hand-offs to an executor are not held
 // back, and the wait ends while a request waits (a CancelAll, made perhaps
@@ -76,9 +76,9 @@
 // take minus the clock reading of the call that made the arm
 // (Submission::call_ns) in a histogram, read by GetStats
 // (Stats::handoff_*). One clock reading per take, none per arm; an arm that
-// a Stop took back out of its lane (Inbox::Retract) never reaches the
+// a Stop took back out of its ring (Inbox::Retract) never reaches the
 // advancer and is not counted. Of the unstamped arms, whose calls read no
-// clock, one in Inbox::kSampleEvery of each lane is timed (its push reads
+// clock, one in Inbox::kSampleEvery of each ring is timed (its push reads
 // the clock) and counted kSampleEvery times.
 //
 // References: a submission's reference becomes the bucket's when the arm is
