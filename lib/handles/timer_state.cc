@@ -92,12 +92,18 @@ TimerNode::SoleStop TimerNode::StopIfSole(uint64_t gen, NodePools* pools) {
   if (stopped) {
     state.store(MakeStateWord(gen, State::kStopped), std::memory_order_release);
   }
-  Destroy(pools);
+  // The word held no destroyed mark (TryReleaseSole): the callable is there.
+  DestroyCallable(pools);
+  DestroyNode(pools);
   return stopped ? SoleStop::kStopped : SoleStop::kNotPending;
 }
 
 void TimerNode::Destroy(NodePools* pools) {
   if (!mu.callable_destroyed()) DestroyCallable(pools);
+  DestroyNode(pools);
+}
+
+void TimerNode::DestroyNode(NodePools* pools) {
   if (out_of_line()) {
     OutOfLine* state = &out_of_line_state();
     state->~OutOfLine();

@@ -652,6 +652,8 @@ class alignas(NodeLink::kUnit) TimerNode : public CoreNode {
   // The last reference's work: destroys the callable (if still there) and
   // the node, and gives their memory back to `pools`.
   void Destroy(NodePools* pools);
+  // Destroy's part after the callable: the node, its out-of-line state.
+  void DestroyNode(NodePools* pools);
 };
 
 // The blocks of NodePools: a node with its room, and a bare node.
