@@ -14,10 +14,10 @@
 #   stop_before_take_runs  the owner claims an arm of the right generation
 #                          whatever its state: a Stop that came before the
 #                          take is undone and the callback runs
-#   double_take            the owner reads a slot's node instead of
-#                          exchanging it with null: a Retract after the take
-#                          still succeeds, so the submission is had twice
-#                          (by the owner, and by the Stop that took it back)
+#   double_take            the owner reads a ring's count without marking
+#                          it: a Retract after the take still moves the count
+#                          back, so the submission is had twice (by the
+#                          owner, and by the Stop that took it back)
 #
 # A lost arm and a stopped arm that runs are histories that no serial order
 # explains: the checker prints the timer's history. A submission had twice

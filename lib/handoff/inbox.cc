@@ -136,7 +136,7 @@ Inbox::~Inbox() {
   for (std::atomic<Ring*>& slot : rings_) {
     Ring* ring = slot.load(std::memory_order_acquire);
     if (ring == nullptr) continue;
-    FreeRingChain(ring->passed != nullptr ? ring->passed : ring->head);
+    FreeRingChain(ring->head);
     delete ring->spare.load(std::memory_order_acquire);
     delete ring;
   }
@@ -179,11 +179,10 @@ void Inbox::Publish(Ring& ring, TimerNode* node, uint64_t gen,
     chunk->first = index;
     // Published with the slot, by the store below.
     tail->next.store(chunk, std::memory_order_relaxed);
-    ring.before_tail = tail;
     ring.tail = tail = chunk;
   }
   RingChunk::Slot& slot = SlotAt(tail, index);
-  slot.node.store(node, std::memory_order_relaxed);
+  slot.node = node;
   slot.gen = gen;
   slot.kind = kind;
   slot.call_ns = call_ns;
@@ -202,11 +201,12 @@ void Inbox::Publish(Ring& ring, TimerNode* node, uint64_t gen,
   }
 }
 
-bool Inbox::TryRewind(Ring& ring, uint64_t index) {
+bool Inbox::TryRewind(Ring& ring) {
   // Fails if the owner marked the count since the push. The rewound count
   // is marked: the slot below it may have been marked before that push
   // (which cleared the mark), so it is never rewound, until the next push
   // makes its own slot the only one that may be.
+  const uint64_t index = ring.pushed - 1;
   uint64_t expected = (index + 1) << 1;
   if (!ring.published.compare_exchange_strong(expected, index << 1 | 1,
                                               std::memory_order_acq_rel)) {
@@ -223,40 +223,6 @@ uint64_t Inbox::MarkPublished(Ring& ring, uint64_t taken) {
   return ring.published.fetch_or(1, std::memory_order_seq_cst) >> 1;
 }
 
-bool Inbox::ClaimLatest(Ring& ring, const TimerNode* node) {
-  const uint64_t index = ring.pushed - 1;
-  if (TryRewind(ring, index)) return true;
-  RingChunk::Slot& slot = SlotAt(ring.tail, index);
-  TimerNode* expected = const_cast<TimerNode*>(node);
-  // Whoever exchanges the node with null first has the submission.
-  return slot.node.compare_exchange_strong(expected, nullptr,
-                                           std::memory_order_acq_rel);
-}
-
-bool Inbox::ClaimArm(Ring& ring, const TimerNode* node, uint64_t gen) {
-  const uint64_t pushed = ring.pushed;
-  const uint64_t scan = std::min<uint64_t>(pushed, kRetractScan);
-  for (uint64_t index = pushed; index > pushed - scan; --index) {
-    // The owner gives a chunk back only once the producer is kRetractScan
-    // slots beyond it (GiveBackPassed): `before_tail` is still the ring's.
-    RingChunk* chunk =
-        index - 1 >= ring.tail->first ? ring.tail : ring.before_tail;
-    RingChunk::Slot& slot = SlotAt(chunk, index - 1);
-    TimerNode* expected = const_cast<TimerNode*>(node);
-    if (slot.node.load(std::memory_order_relaxed) != expected ||
-        slot.gen != gen || slot.kind == Submission::Kind::kUnlink) {
-      continue;
-    }
-    // The latest slot, not looked at by the owner: out of the ring, so
-    // that the owner never sees the pair (a tombstone would cost it a look
-    // and cross-core traffic).
-    if (index == pushed && TryRewind(ring, index - 1)) return true;
-    return slot.node.compare_exchange_strong(expected, nullptr,
-                                             std::memory_order_acq_rel);
-  }
-  return false;
-}
-
 bool Inbox::Push(TimerNode* node, uint64_t gen, Submission::Kind kind,
                  int64_t call_ns, int64_t tick) {
   if (closed_.load(std::memory_order_relaxed)) return false;
@@ -269,7 +235,7 @@ bool Inbox::Push(TimerNode* node, uint64_t gen, Submission::Kind kind,
     Publish(ring, node, gen, kind, urgent, call_ns);
     // After the slot is in (inbox.h).
     if (closed_.load(std::memory_order_seq_cst)) {
-      return !ClaimLatest(ring, node);
+      return !TryRewind(ring);
     }
     wake = tick < wake_tick_.load(std::memory_order_seq_cst) ||
            ring.pushed - ring.taken_mirror.load(std::memory_order_relaxed) ==
@@ -294,11 +260,10 @@ Inbox::Unstamped Inbox::PushUnstamped(TimerNode* node, uint64_t gen,
     // After the slot is in (inbox.h): if the inbox closed or the owner no
     // longer polls, the slot comes back, unless the owner took it first.
     if (closed_.load(std::memory_order_seq_cst)) {
-      return ClaimLatest(ring, node) ? Unstamped::kClosed : Unstamped::kPushed;
+      return TryRewind(ring) ? Unstamped::kClosed : Unstamped::kPushed;
     }
     if (wake_tick_.load(std::memory_order_seq_cst) != kPolling) {
-      return ClaimLatest(ring, node) ? Unstamped::kStampFirst
-                                     : Unstamped::kPushed;
+      return TryRewind(ring) ? Unstamped::kStampFirst : Unstamped::kPushed;
     }
     wake = ring.pushed - ring.taken_mirror.load(std::memory_order_relaxed) ==
            kWakeAt;
@@ -312,7 +277,15 @@ bool Inbox::Retract(const TimerNode* node, uint64_t gen) {
   Ring* ring = rings_[number].load(std::memory_order_acquire);
   if (ring == nullptr) return false;
   ProducerLock lock(*ring, number);
-  return ClaimArm(*ring, node, gen);
+  // The latest slot is in the tail chunk, unless a rewind emptied it: then
+  // the slot below is marked (TryRewind), and the chunk before may be gone.
+  if (ring->pushed == ring->tail->first) return false;
+  const RingChunk::Slot& slot = SlotAt(ring->tail, ring->pushed - 1);
+  if (slot.node != node || slot.gen != gen ||
+      slot.kind == Submission::Kind::kUnlink) {
+    return false;
+  }
+  return TryRewind(*ring);
 }
 
 size_t Inbox::TakeRing(Ring& ring, Taken* out) {
@@ -324,34 +297,21 @@ size_t Inbox::TakeRing(Ring& ring, Taken* out) {
   RingChunk* head = ring.head;
   for (; index < published; ++index) {
     if (index - head->first == RingChunk::kCapacity) {
-      if (ring.passed == nullptr) ring.passed = head;
+      RingChunk* passed = head;
       head = head->next.load(std::memory_order_relaxed);
+      // The producer never looks back before its tail, which is past
+      // `passed` now. Release: the reads of its slots come before the
+      // producer writes them again.
+      delete ring.spare.exchange(passed, std::memory_order_acq_rel);
     }
-    RingChunk::Slot& slot = SlotAt(head, index);
-    // A null node: retracted (or taken back by its pusher).
-    if (slot.node.load(std::memory_order_relaxed) == nullptr) continue;
-    TimerNode* node = slot.node.exchange(nullptr, std::memory_order_acq_rel);
-    if (node == nullptr) continue;
-    out->Append({node, slot.gen, slot.kind, slot.call_ns}, &spare_);
+    // Below the marked count: written once and for all (see the top).
+    const RingChunk::Slot& slot = SlotAt(head, index);
+    out->Append({slot.node, slot.gen, slot.kind, slot.call_ns}, &spare_);
   }
   ring.head = head;
   ring.taken = index;
   ring.taken_mirror.store(index, std::memory_order_relaxed);
-  GiveBackPassed(ring, published);
   return pushed;
-}
-
-void Inbox::GiveBackPassed(Ring& ring, uint64_t published) {
-  while (ring.passed != nullptr &&
-         ring.passed->first + RingChunk::kCapacity + kRetractScan <=
-             published) {
-    RingChunk* chunk = ring.passed;
-    RingChunk* next = chunk->next.load(std::memory_order_relaxed);
-    ring.passed = next == ring.head ? nullptr : next;
-    // Release: the owner's reads of its slots come before the producer
-    // writes them again.
-    delete ring.spare.exchange(chunk, std::memory_order_acq_rel);
-  }
 }
 
 size_t Inbox::Take(Taken* out, bool polling) {
@@ -419,9 +379,7 @@ bool Inbox::NeedsRound(Ring& ring, bool polling) {
     if (index - chunk->first == RingChunk::kCapacity) {
       chunk = chunk->next.load(std::memory_order_relaxed);
     }
-    const RingChunk::Slot& slot = SlotAt(chunk, index);
-    if (slot.node.load(std::memory_order_relaxed) == nullptr) continue;
-    if (slot.kind != Submission::Kind::kUnlink) return true;
+    if (SlotAt(chunk, index).kind != Submission::Kind::kUnlink) return true;
   }
   return false;
 }

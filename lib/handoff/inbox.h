@@ -30,27 +30,27 @@
 // A ring is created at its thread's first push (so an engine has as many as
 // threads used it, up to kRings). It is a chain of chunks of
 // RingChunk::kCapacity slots; the producer writes a slot and publishes it with
-// one release store of its count (`published_`), and allocates a chunk once
+// one release store of its count (`published`), and allocates a chunk once
 // per kCapacity pushes (taken back from the owner when it has one spare). The
-// owner claims each slot it takes by exchanging the slot's node with null,
-// copies it into chunks of its own (Taken) and gives the chunks it passed
-// back. So a push costs the caller no locked instruction (see Wake-ups for
-// the one exception) and the owner one per submission it takes.
+// owner reads the slots below the count it marked (below), copies them into
+// chunks of its own (Taken) and gives back each ring chunk it has passed. So
+// a push costs the caller no locked instruction (see Wake-ups for the one
+// exception), and a take costs the owner one per ring, not per submission.
 //
 // Stop before take: a Stop on the thread that made the timer, before the
-// owner took it, takes the arm back (Retract), so that an AfterFunc + Stop
-// pair never leaves the caller's core. The ring's count word carries a mark
-// (bit 0): the owner sets it (fetch_or) before it reads the slots below the
-// count, and a push clears it (its store writes the new count alone). The
-// latest slot, while the mark is clear, is taken out of the ring by one
-// compare-and-swap of the count back by one (the mark set: no slot below it
-// may be taken out so, since the owner may have marked before that push), and
-// the next push reuses it: the owner never sees the pair. Any other of the
-// latest kRetractScan slots is claimed by a compare-and-swap of its node with
-// null, which the owner's exchange of each slot it takes races fairly; the
-// owner skips a null slot. The owner keeps a chunk it passed until the
-// producer has pushed kRetractScan slots beyond it, so a retract never looks
-// into a chunk given back.
+// owner took it, takes the arm back (Retract) if it is still the ring's
+// latest slot, so that an AfterFunc + Stop pair never leaves the caller's
+// core. The ring's count word carries a mark (bit 0): the owner sets it
+// (fetch_or) before it reads the slots below the count, and a push clears it
+// (its store writes the new count alone). The latest slot, while the mark is
+// clear, is taken out of the ring by one compare-and-swap of the count back
+// by one, and the next push reuses it: the owner never sees the pair. The
+// rewound count stays marked: the slot below it may have been marked (and be
+// read) before that push, so only a slot pushed after the owner's latest mark
+// is ever taken back. Hence every slot below a count the owner marked is
+// written once and for all, the owner reads slots with plain loads, and the
+// producer never looks into a chunk before its tail. A Stop that finds its
+// arm taken, or not the latest, goes the way of any Stop (a kUnlink).
 //
 // Wake-ups: no syscall per call, no thread spinning. The owner publishes
 // the tick at which it will run anyway (its next release, kNever with
@@ -151,11 +151,10 @@ struct SubmissionChunk {
 };
 
 // A run of a ring's slots (see the top). Written by its producer before it
-// publishes them; a slot's node is then exchanged with null by whoever
-// claims it (the owner, or the producer's Retract).
+// publishes them, read by the owner after it marked them: plain fields.
 struct RingChunk {
   struct Slot {
-    std::atomic<TimerNode*> node;
+    TimerNode* node;
     uint64_t gen;
     Submission::Kind kind;
     int64_t call_ns;
@@ -184,9 +183,6 @@ class Inbox {
   static constexpr uint32_t kSampleEvery = 64;
   // A ring that holds this many submissions not taken wakes the owner.
   static constexpr size_t kWakeAt = 4096;
-  // How far back Retract looks: a Stop soon after its AfterFunc finds it
-  // among the last few pushes of its thread.
-  static constexpr size_t kRetractScan = 4;
   // The chunks the owner keeps for the rings: 32 KiB at most.
   static constexpr size_t kSpareChunks = 8;
   // Rings: one per thread number below kSharedRing, and the shared one.
@@ -267,10 +263,10 @@ class Inbox {
   // sampled call_ns.
   Unstamped PushUnstamped(TimerNode* node, uint64_t gen,
                           absl::FunctionRef<int64_t()> clock);
-  // Takes back the arm (kArm or kArmUnstamped) `gen` of `node` if it is
-  // among the latest kRetractScan submissions of this thread's ring and the
-  // owner has not taken it; the caller then owns its reference, and the
-  // owner never sees the node. Reads no node.
+  // Takes back the arm (kArm or kArmUnstamped) `gen` of `node` if it is the
+  // latest submission of this thread's ring and the owner has not marked it;
+  // the caller then owns its reference, and the owner never sees the node.
+  // Reads no node.
   bool Retract(const TimerNode* node, uint64_t gen);
 
   // The owner: appends what StopPolling took, then every ring's submissions,
@@ -315,10 +311,9 @@ class Inbox {
     // The producer's: the thread holding the ring's number (the shared
     // ring's pushers, under `producer_mu`).
     alignas(64) SpinLock producer_mu{LockRank::kRing};
-    RingChunk* tail = nullptr;         // where the next push goes
-    RingChunk* before_tail = nullptr;  // the chunk before it (null: none)
-    uint64_t pushed = 0;               // the index of the next slot
-    uint32_t samples = 0;              // unstamped pushes, ever
+    RingChunk* tail = nullptr;  // where the next push goes
+    uint64_t pushed = 0;        // the index of the next slot
+    uint32_t samples = 0;       // unstamped pushes, ever
     // Written by the producer, read by the owner: the slots in (the count,
     // shifted left by one: a release store publishes them) and the mark
     // (bit 0: no slot below the count may be taken out of the ring; see the
@@ -330,9 +325,6 @@ class Inbox {
     alignas(64) RingChunk* head = nullptr;
     uint64_t taken = 0;
     uint64_t pushes_seen = 0;  // `pushes` at the owner's last take
-    // The chunks before `head`, oldest first, that the owner passed and
-    // keeps until the producer is kRetractScan slots beyond them.
-    RingChunk* passed = nullptr;
     // Written by the owner, read by the producer: `taken` (relaxed), for
     // the producer's kWakeAt count; a chunk given back for the producer's
     // next (null: none).
@@ -361,24 +353,17 @@ class Inbox {
   // `urgent` or fences are not asymmetric, else release).
   void Publish(Ring& ring, TimerNode* node, uint64_t gen, Submission::Kind kind,
                bool urgent, int64_t call_ns);
-  // The producer: claims the latest slot back if it still names `node`
-  // (the owner, or Close, did not take it first).
-  static bool ClaimLatest(Ring& ring, const TimerNode* node);
-  // The producer: takes slot `index`, the latest, out of the ring if the
-  // owner has not marked it since it was pushed (see the top).
-  static bool TryRewind(Ring& ring, uint64_t index);
+  // The producer: takes its latest slot out of the ring if the owner has
+  // not marked it since it was pushed (see the top); false: the owner (or
+  // Close) has it, or will take it at its next Take.
+  static bool TryRewind(Ring& ring);
   // The owner: the count of slots in `ring` that it may take, marked so
   // that none below it is rewound.
   static uint64_t MarkPublished(Ring& ring, uint64_t taken);
-  // The producer: claims back the arm `gen` of `node` among the latest
-  // kRetractScan slots.
-  static bool ClaimArm(Ring& ring, const TimerNode* node, uint64_t gen);
-  // The owner: moves the published slots of `ring` to `out`, claiming each;
-  // returns how many slots it passed (taken now, or retracted).
+  // The owner: moves the published slots of `ring` to `out`, giving back
+  // each chunk it passes; returns how many pushes came since its last take
+  // (taken now, or retracted).
   size_t TakeRing(Ring& ring, Taken* out);
-  // The owner: gives back the chunks it passed that the producer can no
-  // longer look into (ClaimArm).
-  void GiveBackPassed(Ring& ring, uint64_t published);
   // The owner's look (Idle): whether `ring` holds, not taken, what keeps it
   // awake.
   bool NeedsRound(Ring& ring, bool polling);
