@@ -35,9 +35,13 @@ constexpr size_t kPrefetch = 8;
 // this often (advancer.h).
 constexpr int64_t kLookEveryNs = Inbox::kHorizonNs;
 // Polling (advancer.h): how long the advancer sleeps between two looks at
-// the inbox; over what time it measures the rate of pushes; the rate at
-// which it starts polling, and the one below which it stops (per second).
+// the inbox, and at most after rounds in which fewer than one call in
+// kEndedShare left an arm to claim; over what time it measures the rate of
+// pushes; the rate at which it starts polling, and the one below which it
+// stops (per second).
 constexpr absl::Duration kPollEvery = absl::Microseconds(50);
+constexpr absl::Duration kMaxPollEvery = absl::Microseconds(800);
+constexpr size_t kEndedShare = 8;
 constexpr int64_t kRateWindowNs = 10'000'000;
 constexpr double kPollFromRate = 200'000;
 constexpr double kPollUntilRate = 100'000;
@@ -147,7 +151,13 @@ void Advancer::AdvancerLoop() {
     if (inbox_->Idle(polling_ ? Inbox::kPolling : next, last_now_tick_)) {
       sleeps_.fetch_add(1, std::memory_order_relaxed);
       if (polling_) {
-        inbox_->SleepFor(kPollEvery);
+        // Twice as long after each round in whose calls few arms were
+        // left: most ended before it looked (advancer.h).
+        poll_sleep_ =
+            round_claims_ * kEndedShare < round_pushes_
+                ? std::clamp(2 * poll_sleep_, kPollEvery, kMaxPollEvery)
+                : kPollEvery;
+        inbox_->SleepFor(poll_sleep_);
       } else {
         inbox_->Sleep();
       }
@@ -157,6 +167,7 @@ void Advancer::AdvancerLoop() {
 
 bool Advancer::Round() {
   submissions_came_ = false;
+  round_pushes_ = round_claims_ = 0;
   bool worked = ApplyInbox() > 0;
   RunRequests();
   if (AdvanceAll()) worked = true;
@@ -219,6 +230,7 @@ size_t Advancer::ApplyInbox() {
   Inbox::Taken& taken = scratch_.submissions;
   const size_t pushes = inbox_->Take(&taken, polling_ && !paused_);
   if (pushes > 0) submissions_came_ = true;
+  round_pushes_ += pushes;
   window_pushes_ += pushes;
   const size_t count = taken.size();
   if (count == 0) return 0;
@@ -310,6 +322,7 @@ void Advancer::Apply(const Submission& s, int64_t now_ns) {
     Drop(node);  // stale: the submission's reference goes
     return;
   }
+  ++round_claims_;
   // The submission's reference becomes the bucket's, or the task's. The
   // deadline read after the claim: this arm's, or a later one's, whose
   // compare-and-swap Dispatch's then meets (timer_state.h, Locking).
