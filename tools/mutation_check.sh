@@ -31,7 +31,10 @@
 #   tools/mutation_check.sh NAME...    those patches only
 #
 # Environment:
-#   TIMINGWHEEL_MUTATION_RUNS   runs of history_test per mutation (default 3)
+#   TIMINGWHEEL_MUTATION_RUNS   runs of history_test per mutation (default 10:
+#                               a lost submission needs the owner to mark in
+#                               the few instructions between the take-back's
+#                               check and its store, and shows in 1 of several)
 #
 # It works on a scratch worktree of HEAD (build/mutations/tree, built in
 # build/mutations/asan with the asan preset): the checkout is not touched. The
@@ -48,7 +51,7 @@ readonly ROOT=$PWD
 readonly OUT=$ROOT/build/mutations
 readonly TREE=$OUT/tree
 readonly BUILD=$OUT/asan
-readonly RUNS=${TIMINGWHEEL_MUTATION_RUNS:-3}
+readonly RUNS=${TIMINGWHEEL_MUTATION_RUNS:-10}
 # The lines of a failed run that say what failed.
 readonly EVIDENCE='no serial order|ERROR: AddressSanitizer|Assertion|runtime error'
 
