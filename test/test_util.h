@@ -118,6 +118,11 @@ class EngineTestPeer {
   static void PollAtAnyRate(internal::Engine& engine) {
     engine.advancer_.poll_from_rate_.store(0, std::memory_order_relaxed);
   }
+  // The advancer's last sleep while polling (zero before the first).
+  static absl::Duration PollSleep(const internal::Engine& engine) {
+    return absl::Nanoseconds(
+        engine.advancer_.poll_sleep_ns_.load(std::memory_order_relaxed));
+  }
   // Whether the advancer polls now: AfterFunc then hands it arms unstamped.
   static bool Polling(const internal::Engine& engine) {
     return engine.inbox_.Polling();

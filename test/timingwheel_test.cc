@@ -32,7 +32,9 @@
 //     callback, from the destructor of a callback it cancels, and on a big
 //     bucket in the middle of its cascade;
 //   * bad input: InvalidArgument naming the argument and its value;
-//   * the std::chrono overloads.
+//   * the std::chrono overloads;
+//   * with the real clock: arms stamped by a polling advancer are never
+//     early; a polling advancer backs off while its calls end first.
 
 #include "timingwheel/timingwheel.h"
 
@@ -1783,6 +1785,47 @@ TEST(TimingWheelRealClockTest, ArmsStampedByThePollingAdvancerAreNeverEarly) {
     EXPECT_FALSE(record.early.load()) << i;
     EXPECT_EQ(record.runs.load(), record.stopped.load() ? 0 : 1) << i;
   }
+}
+
+// While its calls end before it looks (AfterFunc + Stop pairs, the Stop
+// taking the arm back), a polling advancer sleeps twice as long after each
+// round, up to 800 us, instead of waking every 50 us on the callers' cores;
+// once calls leave arms for it, it sleeps 50 us again (lib/threads/advancer.h).
+TEST(TimingWheelRealClockTest, APollingAdvancerBacksOffWhileItsCallsEndFirst) {
+  auto wheel = TimingWheel::Create(DefaultOptions()).value();
+  internal::Engine* engine = EngineOf(*wheel);
+  ASSERT_NE(engine, nullptr);
+  EngineTestPeer::PollAtAnyRate(*engine);
+  const auto within = [](absl::Duration d) {
+    return std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(d);
+  };
+  auto give_up = within(absl::Seconds(30));
+  std::vector<Timer> kept;
+  while (EngineTestPeer::PollSleep(*engine) == absl::ZeroDuration()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "never polled";
+    kept.push_back(wheel->AfterFunc(absl::Hours(1), [] {}).value());
+    absl::SleepFor(absl::Microseconds(100));
+  }
+  give_up = within(absl::Seconds(30));
+  while (EngineTestPeer::PollSleep(*engine) < absl::Microseconds(800)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up)
+        << "still polling every " << EngineTestPeer::PollSleep(*engine);
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(wheel->AfterFunc(absl::Hours(1), [] {})->Stop());
+    }
+  }
+  EXPECT_EQ(EngineTestPeer::PollSleep(*engine), absl::Microseconds(800))
+      << "never beyond";
+  give_up = within(absl::Seconds(30));
+  while (EngineTestPeer::PollSleep(*engine) != absl::Microseconds(50)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up)
+        << "still sleeping " << EngineTestPeer::PollSleep(*engine);
+    for (int i = 0; i < 100; ++i) {
+      kept.push_back(wheel->AfterFunc(absl::Hours(1), [] {}).value());
+    }
+  }
+  for (Timer& timer : kept) EXPECT_TRUE(timer.Stop());
+  EXPECT_EQ(wheel->Pending(), 0);
 }
 
 TEST(TimingWheelRealClockTest,

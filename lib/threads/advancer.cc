@@ -153,11 +153,15 @@ void Advancer::AdvancerLoop() {
       if (polling_) {
         // Twice as long after each round in whose calls few arms were
         // left: most ended before it looked (advancer.h).
-        poll_sleep_ =
+        const absl::Duration sleep =
             round_claims_ * kEndedShare < round_pushes_
-                ? std::clamp(2 * poll_sleep_, kPollEvery, kMaxPollEvery)
+                ? std::clamp(2 * absl::Nanoseconds(poll_sleep_ns_.load(
+                                     std::memory_order_relaxed)),
+                             kPollEvery, kMaxPollEvery)
                 : kPollEvery;
-        inbox_->SleepFor(poll_sleep_);
+        poll_sleep_ns_.store(absl::ToInt64Nanoseconds(sleep),
+                             std::memory_order_relaxed);
+        inbox_->SleepFor(sleep);
       } else {
         inbox_->Sleep();
       }

@@ -287,10 +287,12 @@ class Advancer {
   bool paused_ = false;
   // The round's pushes found, and arms claimed (linked or dispatched: the
   // arm of a pair whose Stop came before the take is stale); the poll's
-  // sleep (kPollEvery to kMaxPollEvery, see the top).
+  // last sleep in ns (kPollEvery to kMaxPollEvery, see the top; 0 before
+  // the first).
   size_t round_pushes_ = 0;
   size_t round_claims_ = 0;
-  absl::Duration poll_sleep_ = absl::ZeroDuration();
+  // Written by the advancer only; atomic for tests, which read it.
+  std::atomic<int64_t> poll_sleep_ns_{0};
   // The rate from which it polls, kPollFromRate (a test may lower it, to 0:
   // from the first window on, whatever the rate).
   std::atomic<double> poll_from_rate_;
