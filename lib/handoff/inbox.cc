@@ -319,12 +319,8 @@ size_t Inbox::Take(Taken* out, bool polling) {
   if (polling) polled_since_fence_ = true;
   size_t pushes = std::exchange(held_pushes_, 0);
   out->Splice(&held_);
-  for (uint64_t created = created_.load(std::memory_order_acquire);
-       created != 0; created &= created - 1) {
-    Ring* ring =
-        rings_[__builtin_ctzll(created)].load(std::memory_order_acquire);
-    pushes += TakeRing(*ring, out);
-  }
+  ForEachRing(std::memory_order_acquire,
+              [&](Ring& ring) { pushes += TakeRing(ring, out); });
   return pushes;
 }
 
@@ -336,12 +332,8 @@ void Inbox::StopPolling(absl::FunctionRef<int64_t()> now,
   polled_since_fence_ = false;
   AsymmetricFence::Heavy();
   Taken taken;
-  for (uint64_t created = created_.load(std::memory_order_seq_cst);
-       created != 0; created &= created - 1) {
-    Ring* ring =
-        rings_[__builtin_ctzll(created)].load(std::memory_order_acquire);
-    held_pushes_ += TakeRing(*ring, &taken);
-  }
+  ForEachRing(std::memory_order_seq_cst,
+              [&](Ring& ring) { held_pushes_ += TakeRing(ring, &taken); });
   // Read after the take: after every push it holds.
   int64_t now_ns = Submission::kNoCallTime;
   for (SubmissionChunk* c = taken.head_; c != nullptr; c = c->next) {
@@ -399,12 +391,9 @@ bool Inbox::Idle(int64_t wake_tick, int64_t now_tick) {
   }
   // Held submissions (StopPolling's) are work too.
   bool work = !held_.empty();
-  for (uint64_t created = created_.load(std::memory_order_seq_cst);
-       !work && created != 0; created &= created - 1) {
-    Ring* ring =
-        rings_[__builtin_ctzll(created)].load(std::memory_order_acquire);
-    work = NeedsRound(*ring, polling);
-  }
+  ForEachRing(std::memory_order_seq_cst, [&](Ring& ring) {
+    if (!work) work = NeedsRound(ring, polling);
+  });
   if (work) wake_tick_.store(kAwake, std::memory_order_relaxed);
   return !work;
 }
@@ -440,12 +429,8 @@ void Inbox::Close(std::vector<Submission>* out) {
   Taken taken;
   taken.Splice(&held_);
   held_pushes_ = 0;
-  for (uint64_t created = created_.load(std::memory_order_seq_cst);
-       created != 0; created &= created - 1) {
-    Ring* ring =
-        rings_[__builtin_ctzll(created)].load(std::memory_order_acquire);
-    TakeRing(*ring, &taken);
-  }
+  ForEachRing(std::memory_order_seq_cst,
+              [&](Ring& ring) { TakeRing(ring, &taken); });
   taken.ForEachChunk([out](const Submission* items, size_t n) {
     out->insert(out->end(), items, items + n);
   });

@@ -364,6 +364,16 @@ class Inbox {
   // each chunk it passes; returns how many pushes came since its last take
   // (taken now, or retracted).
   size_t TakeRing(Ring& ring, Taken* out);
+  // The owner: calls `f(ring)` for each ring made so far, reading which
+  // exist with `order` (seq_cst where that read is the load of a
+  // store-then-load pair: Idle, StopPolling, Close).
+  template <class F>
+  void ForEachRing(std::memory_order order, F&& f) {
+    for (uint64_t created = created_.load(order); created != 0;
+         created &= created - 1) {
+      f(*rings_[__builtin_ctzll(created)].load(std::memory_order_acquire));
+    }
+  }
   // The owner's look (Idle): whether `ring` holds, not taken, what keeps it
   // awake.
   bool NeedsRound(Ring& ring, bool polling);
