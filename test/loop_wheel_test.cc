@@ -13,7 +13,8 @@
 //     callback; periodic timers (Every, ScheduleFunc), whose scheduler is not
 //     asked after a Stop from the callback;
 //   * timers a callback makes due run in the same RunDue, after it; a
-//     callback may destroy the wheel; handles outlive it;
+//     callback may stop or reset a timer due in the same RunDue that has
+//     not run yet; a callback may destroy the wheel; handles outlive it;
 //   * callables of every size (inline in a small or a wide node, or boxed on
 //     the heap), of every type the API takes, run once and are destroyed
 //     once; empty ones are refused;
@@ -21,8 +22,8 @@
 //     At on a clock that is not steady_clock; an exception from a callback
 //     reaches the caller of RunDue and loses no timer;
 //   * a randomized comparison with a reference of what must run when, with
-//     timers held by LoopTimer and by id (loop_timer_id_test.cc has the
-//     rest of the ids' tests);
+//     timers held by LoopTimer and by id, and callbacks that stop and arm
+//     other timers (loop_timer_id_test.cc has the rest of the ids' tests);
 //   * a debug build aborts a call from another thread, naming both;
 //   * on the real clock, a loop sleeping on TimeUntilNext runs every timer,
 //     none early (generous lateness bound: *RealClock).
@@ -337,6 +338,68 @@ TEST_F(LoopWheelTest, TimersACallbackMakesDueRunInTheSameCallAfterIt) {
               ElementsAre("first", "first returns", "made@10", "later@10"));
 }
 
+TEST_F(LoopWheelTest, ACallbackStopsAndResetsTimersDueInTheSameRunDue) {
+  // Eight timers due in one tick, armed before it (so in a bucket, not made
+  // due by a call): whichever runs first stops, by handle and by id, and
+  // resets the others that have not run yet. They run in no set order, so
+  // each answer is checked against whether its timer ran already. (A
+  // timer the core had handed over as due was taken for one still in a
+  // bucket: a Stop wrote through a link of 0, then it ran anyway.)
+  constexpr int kTimers = 8;
+  std::vector<LoopTimer> handles(kTimers);
+  std::vector<LoopTimerId> ids(kTimers);
+  std::vector<int> runs(kTimers, 0);
+  int stopped = 0;
+  int reset = 0;
+  bool first = true;
+  const auto callback = [&](int i) {
+    return [&, i] {
+      ++runs[i];
+      if (!std::exchange(first, false)) return;
+      for (int j = 0; j < kTimers; ++j) {
+        if (j == i) continue;
+        const bool ran = runs[j] > 0;
+        bool pending;
+        if (j % 4 == 0) {
+          pending = handles[j].Stop();
+          stopped += pending;
+        } else if (j % 4 == 1) {
+          pending = wheel_->Stop(ids[j]);
+          stopped += pending;
+        } else if (j % 4 == 2) {
+          pending = handles[j].Reset(Ms(40));
+          reset += pending;
+        } else {
+          pending = wheel_->Reset(ids[j], Ms(40));
+          reset += pending;
+        }
+        EXPECT_EQ(pending, !ran) << "timer " << j;
+      }
+    };
+  };
+  for (int i = 0; i < kTimers; ++i) {
+    if (i % 2 == 0) {
+      handles[i] = wheel_->AfterFunc(Ms(10), callback(i)).value();
+    } else {
+      ids[i] = wheel_->AfterFuncId(Ms(10), callback(i)).value();
+    }
+  }
+  RunAt(Ms(10));
+  EXPECT_EQ(wheel_->Pending(), reset);
+  EXPECT_GE(stopped + reset, 1) << "no timer was left to stop or reset";
+  RunAt(Ms(49));
+  EXPECT_EQ(wheel_->Pending(), reset);
+  RunAt(Ms(50));
+  EXPECT_EQ(wheel_->Pending(), 0);
+  int total = 0;
+  for (int i = 0; i < kTimers; ++i) {
+    EXPECT_LE(runs[i], 2) << "timer " << i;
+    total += runs[i];
+  }
+  // The first ran once; each stopped one never, each reset one at 50.
+  EXPECT_EQ(total, kTimers - stopped);
+}
+
 TEST_F(LoopWheelTest, ACallbackMayDestroyTheWheelAndHandlesOutliveIt) {
   int destroyed = 0;
   struct CountsDestruction {
@@ -539,46 +602,72 @@ TEST(LoopWheelModelTest, EveryArmRunsOnceAtOrAfterItsDeadlineUnlessStopped) {
     // is spent once its timer ran or was stopped, and the slot schedules a
     // new one where a handle's Reset arms again.
     struct Slot {
-      // A run at `now`.
-      void Ran(absl::Duration now) {
-        ++runs;
-        if (!armed.has_value() || now < *armed) ++*early;
-        armed.reset();
-      }
-
       LoopTimer timer;
       LoopTimerId id;
       std::vector<LoopTimerId> spent;       // the slot's earlier ids
       std::optional<absl::Duration> armed;  // the deadline of the live arm
       int runs = 0;
       int expected_runs = 0;
-      const ManualClock* clock = nullptr;
-      int* early = nullptr;
     };
     std::vector<Slot> slots(50);
     int early = 0;
-    for (Slot& slot : slots) {
-      slot.clock = clock.get();
-      slot.early = &early;
-    }
-    // The ids' callbacks capture 8 bytes, the handles' 24: their nodes come
-    // from two pools (48- and 64-byte blocks), so that with no spare the
-    // ids' chunk goes back whenever all their timers have ended.
-    const auto id_callback = [](Slot* slot) {
-      return [slot] { slot->Ran(slot->clock->Now()); };
+    // What the steps below and the callbacks do to a slot: arm it after
+    // `d` (Reset, or a new id once the last is spent), or stop it, each
+    // checked against whether it was armed.
+    std::function<void(size_t, absl::Duration)> arm;
+    const auto stop = [&](size_t index) {
+      Slot& slot = slots[index];
+      const bool was = slot.armed.has_value();
+      EXPECT_EQ(index % 2 == 1 ? wheel->Stop(slot.id) : slot.timer.Stop(), was);
+      if (was) --slot.expected_runs;
+      slot.armed.reset();
     };
+    // A run of `index`'s timer; one in three then stops or arms another
+    // slot, which may be due in the same RunDue and not run yet.
+    const auto ran = [&](size_t index) {
+      Slot& slot = slots[index];
+      ++slot.runs;
+      if (!slot.armed.has_value() || clock->Now() < *slot.armed) ++early;
+      slot.armed.reset();
+      if (absl::Uniform(rng, 0, 3) != 0) return;
+      size_t other = absl::Uniform<size_t>(rng, 0, slots.size() - 1);
+      if (other >= index) ++other;  // not itself
+      if (absl::Uniform(rng, 0, 2) == 0) {
+        stop(other);
+      } else {
+        arm(other,
+            absl::Microseconds(absl::Uniform<int64_t>(rng, -1000, 30'000)));
+      }
+    };
+    arm = [&](size_t index, absl::Duration d) {
+      Slot& slot = slots[index];
+      const bool was = slot.armed.has_value();
+      if (index % 2 == 0) {
+        EXPECT_EQ(slot.timer.Reset(d), was);
+      } else if (was) {
+        EXPECT_TRUE(wheel->Reset(slot.id, d));
+      } else {
+        EXPECT_FALSE(wheel->Reset(slot.id, d));  // spent: arms nothing
+        if (slot.id) slot.spent.push_back(slot.id);
+        slot.id = wheel->AfterFuncId(d, [&ran, index] { ran(index); }).value();
+      }
+      if (!was) ++slot.expected_runs;
+      slot.armed = clock->Now() + std::max(d, absl::ZeroDuration());
+    };
+    // The ids' callbacks capture 16 bytes, the handles' 24: their nodes
+    // come from two pools (48- and 64-byte blocks), so that with no spare
+    // the ids' chunk goes back whenever all their timers have ended.
     for (size_t i = 0; i < slots.size(); i += 2) {
-      Slot* slot = &slots[i];
-      slot->timer = wheel
-                        ->AfterFunc(absl::Hours(1),
-                                    [slot, clock] { slot->Ran(clock->Now()); })
-                        .value();
-      slot->timer.Stop();
+      slots[i].timer =
+          wheel
+              ->AfterFunc(absl::Hours(1),
+                          [&ran, i, pad = uint64_t{0}] { ran(i + pad); })
+              .value();
+      slots[i].timer.Stop();
     }
     for (int step = 0; step < 5000; ++step) {
       const size_t index = absl::Uniform<size_t>(rng, 0, slots.size());
       Slot& slot = slots[index];
-      const bool by_id = index % 2 == 1;
       // A spent id of the slot names nothing, whatever reused its node.
       if (!slot.spent.empty()) {
         const LoopTimerId old =
@@ -588,30 +677,13 @@ TEST(LoopWheelModelTest, EveryArmRunsOnceAtOrAfterItsDeadlineUnlessStopped) {
       }
       switch (absl::Uniform(rng, 0, 4)) {
         case 0:
-        case 1: {
-          const absl::Duration d =
-              absl::Microseconds(absl::Uniform<int64_t>(rng, -1000, 3'000'000));
-          const bool was = slot.armed.has_value();
-          if (!by_id) {
-            EXPECT_EQ(slot.timer.Reset(d), was);
-          } else if (was) {
-            EXPECT_TRUE(wheel->Reset(slot.id, d));
-          } else {
-            EXPECT_FALSE(wheel->Reset(slot.id, d));  // spent: arms nothing
-            if (slot.id) slot.spent.push_back(slot.id);
-            slot.id = wheel->AfterFuncId(d, id_callback(&slot)).value();
-          }
-          if (!was) ++slot.expected_runs;
-          slot.armed = clock->Now() + std::max(d, absl::ZeroDuration());
+        case 1:
+          arm(index, absl::Microseconds(
+                         absl::Uniform<int64_t>(rng, -1000, 3'000'000)));
           break;
-        }
-        case 2: {
-          const bool was = slot.armed.has_value();
-          EXPECT_EQ(by_id ? wheel->Stop(slot.id) : slot.timer.Stop(), was);
-          if (was) --slot.expected_runs;
-          slot.armed.reset();
+        case 2:
+          stop(index);
           break;
-        }
         default:
           clock->Advance(
               absl::Microseconds(absl::Uniform<int64_t>(rng, 0, 300'000)));

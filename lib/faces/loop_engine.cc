@@ -91,7 +91,6 @@ void LoopEngine::CloseAndRelease() {
   // may call into the wheel, which refuses new timers from now on.
   for (CoreNode* core_node : cancelled) {
     auto* node = static_cast<LoopNode*>(core_node);
-    node->in_due = false;
     node->state = LoopNode::State::kCancelled;
     if (node->by_id()) {
       DropById(node);  // destroys the callable, frees the node
@@ -257,7 +256,6 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
     CoreNode* const core_node = due_[due_next_++];
     if (core_node == nullptr) continue;  // stopped while due
     auto* node = static_cast<LoopNode*>(core_node);
-    node->in_due = false;
     ++ran;
     Run(node);
   }

@@ -311,20 +311,23 @@ class LoopEngine {
     node->has_rearm = false;
     // Sets the deadline (the expiration), linked or due.
     if (core_.Add(node, deadline_ns)) return;
-    node->in_due = true;  // due by the wheel's tick: the next (or this) RunDue
+    // Due by the wheel's tick: the next (or this) RunDue.
     node->next = static_cast<uint32_t>(due_.size());
     due_.push_back(node);
   }
   // Empties `due_` (each timer in it ran, was stopped or is taken) and
   // gives back its room beyond a burst's worth.
   void ResetDue();
-  // Takes a kPending node out of the core or `due_`.
+  // Takes a kPending node out of the core or `due_`. A pending node out of
+  // the core (linked in none of its lists) is in `due_`, whoever put it
+  // there: Arm, for one due when armed, or the core's Advance, which hands
+  // a bucket's due timers over unlinked, so that a callback may stop or
+  // reset a timer due in the same RunDue that has not run yet.
   void Unlink(LoopNode* node) {
-    if (node->in_due) {
-      due_[node->due_index()] = nullptr;  // RunDue skips it
-      node->in_due = false;
-    } else {
+    if (node->linked()) {
       core_.Remove(node);
+    } else {
+      due_[node->due_index()] = nullptr;  // RunDue skips it
     }
   }
   // One run, and what follows it (done, re-arm, the schedule's next run).

@@ -11,7 +11,7 @@
 //   16      8     ops: how to run, move and destroy the callable
 //   24      4     refs: one per LoopTimer handle, one while the wheel holds it;
 //                 or, for a timer held by id, its id's generation (below)
-//   28      4     state, kind, in_due, has_rearm
+//   28      4     state, kind, has_rearm (and a byte unused)
 //   32      16    the callable (kSmall: a block of 48 bytes)
 //           32    or (kWide: a block of 64 bytes, one cache line, e.g. an
 //                 absl::AnyInvocable)
@@ -129,7 +129,6 @@ struct LoopNode : CoreNode {
   int32_t refs = 0;
   State state = State::kPending;
   const Kind kind;
-  bool in_due = false;  // linked in the engine's `due_`, not in the core
   bool has_rearm = false;
 };
 static_assert(sizeof(LoopNode) == 32, "the header of a node, as drawn above");
