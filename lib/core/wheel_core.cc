@@ -261,11 +261,20 @@ int64_t WheelCore::CascadeSome() {
 
 int64_t WheelCore::PlaceWaiting(int64_t n) {
   int64_t placed = 0;
+  // Taken without writing the tag into the node after each (no Remove can
+  // come until this returns), as a flush's slice is: that store waits for
+  // the miss the prefetch has just begun. Retagged when done with it.
+  NodeList* untagged = nullptr;
   while (placed < n && AnyWaiting()) {
-    NodeList& batch = *waiting_[waiting_front_];
-    Place(batch.PopFront());  // not due: at or past cascade_by_
+    NodeList* const batch = waiting_[waiting_front_].get();
+    if (batch != untagged) {
+      if (untagged != nullptr) untagged->RetagHeads();
+      untagged = batch;
+    }
+    Place(batch->PopFrontUntagged());  // not due: at or past cascade_by_
     ++placed;
   }
+  if (untagged != nullptr) untagged->RetagHeads();
   waiting_count_ = std::max<int64_t>(0, waiting_count_ - placed);
   if (!AnyWaiting()) {
     waiting_count_ = 0;
