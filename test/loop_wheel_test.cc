@@ -338,6 +338,32 @@ TEST_F(LoopWheelTest, TimersACallbackMakesDueRunInTheSameCallAfterIt) {
               ElementsAre("first", "first returns", "made@10", "later@10"));
 }
 
+TEST_F(LoopWheelTest, ATicksTimersRunByDeadlineToASixteenthOfTheTick) {
+  // Deadlines in the tick (40 ms, 41 ms] (1 ms ticks, 20 a level), one in
+  // each sixteenth of it, armed in a scrambled order: half at 0 ms, into a
+  // level-1 bucket (they cascade), half at 25 ms, straight into level 0.
+  constexpr int kParts = 16;
+  const absl::Duration part = absl::Microseconds(1000) / kParts;
+  std::vector<int> order;
+  std::vector<LoopTimer> timers;
+  for (int k = 0; k < kParts; ++k) {
+    const int i = (k * 7) % kParts;  // 0, 7, 14, 5, ...
+    const absl::Duration deadline = Ms(40) + part * i + absl::Microseconds(10);
+    if (k == kParts / 2) {
+      EXPECT_EQ(RunAt(Ms(25)), 0);
+    }
+    timers.push_back(wheel_
+                         ->AfterFunc(deadline - clock_->Now(),
+                                     [&order, i] { order.push_back(i); })
+                         .value());
+  }
+  EXPECT_EQ(RunAt(Ms(40)), 0);
+  EXPECT_EQ(RunAt(Ms(41)), kParts);
+  std::vector<int> by_deadline(kParts);
+  for (int i = 0; i < kParts; ++i) by_deadline[i] = i;
+  EXPECT_EQ(order, by_deadline);
+}
+
 TEST_F(LoopWheelTest, ACallbackStopsAndResetsTimersDueInTheSameRunDue) {
   // Eight timers due in one tick, armed before it (so in a bucket, not made
   // due by a call): whichever runs first stops, by handle and by id, and

@@ -355,7 +355,8 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // time, not every tick.
   std::optional<absl::Duration> TimeUntilNext();
   // Runs every callback due by the clock's current time, inline, tick by
-  // tick (those due in one tick in no set order; those a callback makes
+  // tick (those due in one tick by deadline, to a sixteenth of the tick, up
+  // to 64Ki timers a tick, beyond in no set order; those a callback makes
   // due after it, in the order made); returns how many ran.
   // RunDueAt runs those due by `now`, a time of the wheel's clock the loop read
   // itself (its cached time), or by the clock's current time if that is

@@ -26,6 +26,9 @@ namespace {
 constexpr size_t kRunAhead = 8;
 // The room for due timers that RunDue keeps once they ran (512 KiB).
 constexpr size_t kKeepDue = size_t{64} * 1024;
+// OrderDue's parts of a tick, and the most timers of one tick it orders.
+constexpr int kTickParts = 16;
+constexpr size_t kMaxOrdered = size_t{64} * 1024;
 
 // Where a new engine's id generations start: each engine of the process
 // elsewhere (steps of 2^32 divided by the golden ratio, which spread the
@@ -237,8 +240,10 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
     // a deadline is only due once the clock reached it.
     now_ns = std::min(now_ns, absl::ToInt64Nanoseconds(*now - time_.origin()));
   }
+  const size_t first_due = due_.size();
   core_.Advance(now_ns > 0 ? by_tick_.Floor(now_ns) : 0, &due_,
                 WheelCore::Cascades::kSpread);
+  OrderDue(first_due);
   // A callback may destroy the LoopWheel, or throw.
   struct Hold {
     explicit Hold(LoopEngine* engine) : engine(engine) { engine->RefEngine(); }
@@ -263,6 +268,51 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
   // The due callbacks ran on time; now a share of the cascades pending.
   if (!closed_) core_.CascadeSome();
   return ran;
+}
+
+void LoopEngine::OrderDue(size_t first) {
+  // Advance appended the due timers bucket by bucket, so tick by tick.
+  size_t begin = first;
+  while (begin < due_.size()) {
+    const int64_t tick = TickOfDeadline(due_[begin]->expiration());
+    size_t end = begin + 1;
+    while (end < due_.size() &&
+           TickOfDeadline(due_[end]->expiration()) == tick) {
+      ++end;
+    }
+    if (end - begin > 1 && end - begin <= kMaxOrdered) {
+      OrderTick(begin, end, tick);
+    }
+    begin = end;
+  }
+}
+
+void LoopEngine::OrderTick(size_t begin, size_t end, int64_t tick) {
+  // A counting sort by the part of the tick a deadline falls in: the
+  // deadlines of tick t lie in ((t - 1) * tick_ns, t * tick_ns].
+  const int64_t tick_ns = time_.tick_ns();
+  const int64_t start_ns = tick > 0 ? (tick - 1) * tick_ns : 0;
+  const double parts_per_ns =
+      static_cast<double>(kTickParts) / static_cast<double>(tick_ns);
+  const auto part = [&](const CoreNode* node) {
+    const int64_t into = node->expiration() - 1 - start_ns;
+    if (into <= 0) return 0;
+    return std::min(kTickParts - 1,
+                    static_cast<int>(static_cast<double>(into) * parts_per_ns));
+  };
+  size_t at[kTickParts + 1] = {};
+  for (size_t i = begin; i < end; ++i) ++at[part(due_[i]) + 1];
+  for (int k = 1; k <= kTickParts; ++k) at[k] += at[k - 1];
+  ordered_.resize(end - begin);
+  for (size_t i = begin; i < end; ++i) {
+    ordered_[at[part(due_[i])]++] = due_[i];
+  }
+  for (size_t i = begin; i < end; ++i) {
+    CoreNode* const node = ordered_[i - begin];
+    node->next = static_cast<uint32_t>(i);  // its place in `due_`
+    due_[i] = node;
+  }
+  ordered_.clear();
 }
 
 void LoopEngine::Run(LoopNode* node) {

@@ -318,6 +318,19 @@ class LoopEngine {
   // Empties `due_` (each timer in it ran, was stopped or is taken) and
   // gives back its room beyond a burst's worth.
   void ResetDue();
+  // Orders the due timers from `due_[first]` on, which Advance appended
+  // tick by tick, by deadline within each tick, to a sixteenth of a tick
+  // (a counting sort; a tick of more than 64Ki timers, a burst, is left as
+  // it came). So the timers whose deadlines came earliest in their tick,
+  // the latest by the tick's rounding up, run first, and the time it takes
+  // to run a tick's timers falls on those that waited least.
+  void OrderDue(size_t first);
+  void OrderTick(size_t begin, size_t end, int64_t tick);
+  // The tick a deadline is due at: rounded up (0 for one not after the
+  // origin).
+  int64_t TickOfDeadline(int64_t deadline_ns) const {
+    return deadline_ns > 0 ? by_tick_.Floor(deadline_ns - 1) + 1 : 0;
+  }
   // Takes a kPending node out of the core or `due_`. A pending node out of
   // the core (linked in none of its lists) is in `due_`, whoever put it
   // there: Arm, for one due when armed, or the core's Advance, which hands
@@ -375,6 +388,7 @@ class LoopEngine {
   // stopped), Advance and Arm append (each node's `index` its position).
   std::vector<CoreNode*> due_;
   size_t due_next_ = 0;
+  std::vector<CoreNode*> ordered_;  // OrderTick's scratch
   int64_t pending_ = 0;
   int64_t refs_ = 1;  // the LoopWheel's
   bool closed_ = false;
