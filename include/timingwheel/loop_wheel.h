@@ -355,9 +355,9 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // time, not every tick.
   std::optional<absl::Duration> TimeUntilNext();
   // Runs every callback due by the clock's current time, inline, tick by
-  // tick (those due in one tick by deadline, to a sixteenth of the tick, up
-  // to 64Ki timers a tick, beyond in no set order; those a callback makes
-  // due after it, in the order made); returns how many ran.
+  // tick (those due in one tick by deadline, to a sixteenth of the tick,
+  // when it finds at most 64Ki due, a burst beyond in no set order; those a
+  // callback makes due after it, in the order made); returns how many ran.
   // RunDueAt runs those due by `now`, a time of the wheel's clock the loop read
   // itself (its cached time), or by the clock's current time if that is
   // earlier; a time before one already given counts as that one.

@@ -26,7 +26,7 @@ namespace {
 constexpr size_t kRunAhead = 8;
 // The room for due timers that RunDue keeps once they ran (512 KiB).
 constexpr size_t kKeepDue = size_t{64} * 1024;
-// OrderDue's parts of a tick, and the most timers of one tick it orders.
+// OrderDue's parts of a tick, and the most due timers it orders at once.
 constexpr int kTickParts = 16;
 constexpr size_t kMaxOrdered = size_t{64} * 1024;
 
@@ -271,6 +271,9 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
 }
 
 void LoopEngine::OrderDue(size_t first) {
+  // A burst runs as it came: ordering it would read every node once more,
+  // and far more than a cache holds.
+  if (due_.size() - first > kMaxOrdered) return;
   // Advance appended the due timers bucket by bucket, so tick by tick.
   size_t begin = first;
   while (begin < due_.size()) {
@@ -280,9 +283,7 @@ void LoopEngine::OrderDue(size_t first) {
            TickOfDeadline(due_[end]->expiration()) == tick) {
       ++end;
     }
-    if (end - begin > 1 && end - begin <= kMaxOrdered) {
-      OrderTick(begin, end, tick);
-    }
+    if (end - begin > 1) OrderTick(begin, end, tick);
     begin = end;
   }
 }

@@ -320,8 +320,8 @@ class LoopEngine {
   void ResetDue();
   // Orders the due timers from `due_[first]` on, which Advance appended
   // tick by tick, by deadline within each tick, to a sixteenth of a tick
-  // (a counting sort; a tick of more than 64Ki timers, a burst, is left as
-  // it came). So the timers whose deadlines came earliest in their tick,
+  // (a counting sort; more than 64Ki timers, a burst, are left as they
+  // came). So the timers whose deadlines came earliest in their tick,
   // the latest by the tick's rounding up, run first, and the time it takes
   // to run a tick's timers falls on those that waited least.
   void OrderDue(size_t first);
