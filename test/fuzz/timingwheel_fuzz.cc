@@ -92,6 +92,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "fuzz/fuzz_input.h"
 #include "test_util.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/timer.h"
@@ -127,24 +128,6 @@ int64_t SatMul(int64_t a, int64_t b) {
   if (a != 0 && b > kMaxInt64 / a) return kMaxInt64;
   return a * b;
 }
-
-// The input bytes, read from the front; 0 past the end.
-class Input {
- public:
-  Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  bool empty() const { return pos_ >= size_; }
-  uint8_t Byte() { return pos_ < size_ ? data_[pos_++] : 0; }
-  uint64_t Uint(int bytes) {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= uint64_t{Byte()} << (8 * i);
-    return v;
-  }
-
- private:
-  const uint8_t* const data_;
-  const size_t size_;
-  size_t pos_ = 0;
-};
 
 // A requested duration: finite nanoseconds, or infinite.
 struct Delay {
