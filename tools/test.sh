@@ -25,8 +25,10 @@
 #              FaultsTest.ShutdownWithAMillionPending (a million adds on one
 #              thread, 47 s); see the gcc-tsan presets in CMakePresets.json
 #   asan       clang, AddressSanitizer + UndefinedBehaviorSanitizer
-#   fuzz       clang libFuzzer + ASan + UBSan: timingwheel_fuzz for 60 s on a
-#              scratch copy of test/fuzz/corpus (passed = inputs executed)
+#   fuzz       clang libFuzzer + ASan + UBSan: timingwheel_fuzz for 60 s and
+#              loop_wheel_fuzz for 30 s, each on a scratch copy of its seed
+#              corpus (test/fuzz/corpus, test/fuzz/loop_corpus; passed =
+#              inputs executed by both)
 #
 # Environment:
 #   TIMINGWHEEL_TEST_JOBS   build and test parallelism (default 2)
@@ -226,39 +228,45 @@ run_config() {
   seconds[$config]=$((SECONDS - start))
 }
 
-# The fuzz configuration: builds the libFuzzer target (preset fuzz) and runs
-# it for 60 s on a scratch copy of the seed corpus, so that the repository is
-# not modified. Records PASS/FAIL, and the number of inputs executed (from
-# libFuzzer's final stats) in the passed column.
+# The fuzz configuration: builds the libFuzzer targets (preset fuzz) and runs
+# each for its time on a scratch copy of its seed corpus, so that the
+# repository is not modified. Records PASS/FAIL, and the number of inputs
+# executed (from libFuzzer's final stats, summed) in the passed column.
 run_fuzz() {
-  local start="$SECONDS" scratch=build/fuzz/corpus-scratch execs
+  local start="$SECONDS" execs total=0 target corpus time_s log
   rm -f "$LOG_DIR"/fuzz.*.log
   passed[fuzz]=-
   failed[fuzz]=-
   echo
   echo "==== fuzz ===="
-  rm -rf "$scratch" build/fuzz/artifacts
-  mkdir -p "$scratch" build/fuzz/artifacts
-  cp test/fuzz/corpus/* "$scratch"/
+  rm -rf build/fuzz/corpus-scratch build/fuzz/artifacts
+  mkdir -p build/fuzz/artifacts
   if ! logged "$LOG_DIR/fuzz.configure.log" cmake --preset fuzz; then
     result[fuzz]="FAIL (configure)"
   elif ! logged "$LOG_DIR/fuzz.build.log" \
     cmake --build --preset fuzz --parallel "$jobs"; then
     result[fuzz]="FAIL (build)"
   else
-    if logged "$LOG_DIR/fuzz.run.log" build/fuzz/test/fuzz/timingwheel_fuzz \
-      -max_total_time=60 -timeout=10 -print_final_stats=1 \
-      -artifact_prefix=build/fuzz/artifacts/ "$scratch"; then
-      result[fuzz]=PASS
-      failed[fuzz]=0
-    else
-      result[fuzz]="FAIL (crash)"
-      failed[fuzz]=1
-      echo "fuzz: crashing input saved in build/fuzz/artifacts/" >&2
-    fi
-    execs="$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' \
-      "$LOG_DIR/fuzz.run.log" | tail -n 1)"
-    passed[fuzz]="${execs:--}"
+    result[fuzz]=PASS
+    failed[fuzz]=0
+    for target in timingwheel_fuzz:corpus:60 loop_wheel_fuzz:loop_corpus:30; do
+      IFS=: read -r target corpus time_s <<<"$target"
+      log="$LOG_DIR/fuzz.$target.log"
+      mkdir -p "build/fuzz/corpus-scratch/$target"
+      cp "test/fuzz/$corpus"/* "build/fuzz/corpus-scratch/$target"/
+      if ! logged "$log" "build/fuzz/test/fuzz/$target" \
+        -max_total_time="$time_s" -timeout=10 -print_final_stats=1 \
+        -artifact_prefix=build/fuzz/artifacts/ \
+        "build/fuzz/corpus-scratch/$target"; then
+        result[fuzz]="FAIL (crash)"
+        failed[fuzz]=1
+        echo "fuzz: $target's crashing input saved in build/fuzz/artifacts/" >&2
+      fi
+      execs="$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' \
+        "$log" | tail -n 1)"
+      total=$((total + ${execs:-0}))
+    done
+    passed[fuzz]="$total"
   fi
   seconds[fuzz]=$((SECONDS - start))
 }

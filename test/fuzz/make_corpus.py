@@ -2,9 +2,10 @@
 # Copyright 2026 The timingwheel Authors.
 # SPDX-License-Identifier: Apache-2.0
 #
-# make_corpus.py: writes the seed corpus of timingwheel_fuzz into
-# test/fuzz/corpus/ (one small binary file per scenario). The byte format is
-# documented at the top of timingwheel_fuzz.cc; the helpers below mirror it.
+# make_corpus.py: writes the seed corpora of timingwheel_fuzz into
+# test/fuzz/corpus/ and of loop_wheel_fuzz into test/fuzz/loop_corpus/ (one
+# small binary file per scenario). The byte formats are documented at the
+# top of each target; the helpers below mirror them.
 #
 # Usage: test/fuzz/make_corpus.py   (rewrites the files; commit the result)
 
@@ -215,13 +216,91 @@ SEEDS = {
 }
 
 
-def main():
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'corpus')
+# loop_wheel_fuzz (its format at the top of loop_wheel_fuzz.cc): byte 0,
+# then operations; even slots hold a LoopTimer, odd ones an id.
+L_TICK_1US, L_TICK_1MS, L_TICK_3MS1, L_TICK_1H = 0, 1, 2, 3
+L_WS = {2: 0, 3: 1, 8: 2, 20: 3}
+
+
+def l_header(tick, wheel_size, no_spare=False):
+    return bytes([tick + 4 * L_WS[wheel_size] + (0x10 if no_spare else 0)])
+
+
+def l_ticks(n):
+    return bytes([3, n])
+
+
+def l_boundary(k, d=0):
+    return bytes([4, k, d + 1])
+
+
+def l_arm(slot, delay, action=0):
+    return bytes([0, slot]) + delay + bytes([action])
+
+
+def l_stop(slot):
+    return bytes([2, slot])
+
+
+def l_reset(slot, delay):
+    return bytes([3, slot]) + delay
+
+
+def l_adv_ticks(n):
+    return bytes([4, 2, n])
+
+
+def l_run_due_at_ns_before(ns):
+    return bytes([6, 1]) + u16(ns)
+
+
+# Actions: what a timer's callback does when it runs.
+def a_stop(slot):
+    return 1 + 4 * slot
+
+
+def a_arm(slot, ticks_after):  # ticks_after in -1..2
+    return 2 + 4 * slot + 64 * (ticks_after + 1)
+
+
+A_RUN_DUE = 3
+
+LOOP_SEEDS = {
+    # Timers due in one tick stop and reset each other: the ones not run
+    # yet are out of the core, handed over as due.
+    'same_tick': l_header(L_TICK_1MS, 20) +
+    l_arm(0, l_ticks(3), a_stop(1)) + l_arm(1, l_ticks(3), a_stop(3)) +
+    l_arm(2, l_ticks(3), a_arm(5, 0)) + l_arm(3, l_ticks(3), a_stop(0)) +
+    l_arm(5, l_ticks(3), a_arm(2, -1)) + l_adv_ticks(3) + l_adv_ticks(5),
+    # Level boundaries, cascades spread over ticks, stops meanwhile.
+    'cascades': l_header(L_TICK_1US, 2, no_spare=True) +
+    b''.join(l_arm(i, l_boundary(i % 4, i % 3 - 1), a_stop((i + 3) % 16))
+             for i in range(12)) +
+    l_stop(4) + l_adv_ticks(3) + l_reset(7, l_ticks(2)) +
+    l_adv_ticks(9) + l_adv_ticks(30) + l_stop(9),
+    # Callbacks that call RunDue and arm timers due at once.
+    'nested': l_header(L_TICK_3MS1, 3) + l_arm(0, l_ticks(1), A_RUN_DUE) +
+    l_arm(1, l_ticks(1), a_arm(2, -1)) + l_arm(2, l_ticks(1), A_RUN_DUE) +
+    l_arm(3, l_ticks(1), a_arm(0, 0)) + l_adv_ticks(1) + l_adv_ticks(1),
+    # RunDueAt a cached time before the clock's, and TimeUntilNext.
+    'cached_time': l_header(L_TICK_1H, 8) + l_arm(1, l_ticks(1)) +
+    l_arm(2, l_ticks(2)) + bytes([7]) + l_adv_ticks(1) +
+    l_run_due_at_ns_before(500) + bytes([7]) + l_adv_ticks(1) + bytes([7]),
+}
+
+
+def write(folder, seeds):
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), folder)
     os.makedirs(out, exist_ok=True)
-    for name, data in SEEDS.items():
+    for name, data in seeds.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(data)
-    print(f'wrote {len(SEEDS)} seeds to {out}')
+    print(f'wrote {len(seeds)} seeds to {out}')
+
+
+def main():
+    write('corpus', SEEDS)
+    write('loop_corpus', LOOP_SEEDS)
 
 
 if __name__ == '__main__':
