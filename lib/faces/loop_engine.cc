@@ -277,10 +277,9 @@ void LoopEngine::OrderDue(size_t first) {
   // Advance appended the due timers bucket by bucket, so tick by tick.
   size_t begin = first;
   while (begin < due_.size()) {
-    const int64_t tick = TickOfDeadline(due_[begin]->expiration());
+    const int64_t tick = core_.TickOf(due_[begin]->expiration());
     size_t end = begin + 1;
-    while (end < due_.size() &&
-           TickOfDeadline(due_[end]->expiration()) == tick) {
+    while (end < due_.size() && core_.TickOf(due_[end]->expiration()) == tick) {
       ++end;
     }
     if (end - begin > 1) OrderTick(begin, end, tick);

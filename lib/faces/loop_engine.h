@@ -326,11 +326,6 @@ class LoopEngine {
   // to run a tick's timers falls on those that waited least.
   void OrderDue(size_t first);
   void OrderTick(size_t begin, size_t end, int64_t tick);
-  // The tick a deadline is due at: rounded up (0 for one not after the
-  // origin).
-  int64_t TickOfDeadline(int64_t deadline_ns) const {
-    return deadline_ns > 0 ? by_tick_.Floor(deadline_ns - 1) + 1 : 0;
-  }
   // Takes a kPending node out of the core or `due_`. A pending node out of
   // the core (linked in none of its lists) is in `due_`, whoever put it
   // there: Arm, for one due when armed, or the core's Advance, which hands
