@@ -41,7 +41,9 @@
 //   * memory: RSS after Shutdown, destruction and malloc_trim(0) must be back
 //     within --rss_slack_mib of the baseline taken before the wheel existed.
 //     glibc keeps part of what threads freed in their own arenas even after
-//     malloc_trim, so the report also shows the bytes still allocated
+//     malloc_trim (which gives back the top of the main arena only: a
+//     backlog of a million callbacks can leave 20-90 MiB in the others),
+//     so the report also shows the bytes still allocated
 //     (mallinfo2): back at the baseline means no leak, whatever RSS says
 //     (MALLOC_ARENA_MAX=1 brings RSS back to the baseline too).
 //

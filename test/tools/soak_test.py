@@ -48,8 +48,14 @@ def main():
     check(result.returncode == 0 and "never behind by 100ms" in result.stdout,
           f"paced load: exit {result.returncode}, report {result.stdout!r}")
 
+    # This case is about the lag verdict, not memory: its backlog (over a
+    # million callbacks waiting for the one worker) is freed by the worker
+    # into the arenas of the threads that made it, and glibc's malloc_trim
+    # gives back the top of the main arena only, so its RSS after Shutdown
+    # ends 20-90 MiB above the baseline from run to run (the heap in use is
+    # back at it). The paced case above checks RSS.
     result = run(soak, "--duration=4s", "--rate=0", "--threads=4",
-                 "--workers=1")
+                 "--workers=1", "--rss_slack_mib=1024")
     check(result.returncode == 1 and
           "FAIL: fell behind the load: most callbacks started more than "
           "100ms late in" in result.stdout and
