@@ -357,6 +357,45 @@ TEST(NodePoolTest, TidyFinishesWhatTheFreesLeft) {
   EXPECT_EQ(pool.HeldBytes(), 0u);
 }
 
+// The give-back thread's step, driven here with made-up times: when
+// magazines came back faster than kBurstPutsPerSecond since its last step, it
+// finds a burst of frees and does nothing, and until a step finds the frees
+// slowed, the puts give back nothing either; then give-back resumes.
+TEST(NodePoolTest, ABurstOfFreesWaitsForItsGiveBack) {
+  using Step = NodePool::ThreadStep;
+  NodePool pool(kSize, kAlign, 0, kOwner);
+  const std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
+  const std::vector<void*> first(blocks.begin(), blocks.begin() + kPeak / 2);
+  const std::vector<void*> second(blocks.begin() + kPeak / 2, blocks.end());
+  const size_t peak = pool.HeldBytes();
+  int64_t now_ns = int64_t{1} << 40;
+  // Nothing was freed: nothing to do, and no burst.
+  EXPECT_EQ(pool.GiveBackThreadStep(now_ns), Step::kDone);
+
+  // Not yet seen as a burst: the puts give back as they come.
+  FreeOnThread(&pool, first);
+  const size_t after_first = pool.HeldBytes();
+  EXPECT_LT(after_first, peak);
+  // Those 781 magazines in 1 ms (a real burst is faster): a burst.
+  now_ns += 1'000'000;
+  EXPECT_EQ(pool.GiveBackThreadStep(now_ns), Step::kBurst);
+  EXPECT_EQ(pool.HeldBytes(), after_first);  // the step did nothing
+  FreeOnThread(&pool, second);
+  EXPECT_EQ(pool.HeldBytes(), after_first) << "a put gave back in a burst";
+
+  // 781 more over 10 s: 78 a second, no burst. Steps until done give
+  // everything back (a spare of 0).
+  now_ns += 10'000'000'000;
+  EXPECT_EQ(pool.GiveBackThreadStep(now_ns), Step::kMore);
+  int steps = 1;
+  for (; steps < 100'000; ++steps) {
+    now_ns += 1'000'000'000;
+    if (pool.GiveBackThreadStep(now_ns) == Step::kDone) break;
+  }
+  EXPECT_LT(steps, 100'000);
+  EXPECT_EQ(pool.HeldBytes(), 0u);
+}
+
 TEST(NodePoolTest, TheGiveBackThreadFinishesWhatTheFreesLeftRealClock) {
   NodePool pool(kSize, kAlign, 0, NodePool::Tail::kGiveBackThread);
   SpikeThatEmptiesEverySlabAtTheEnd(&pool);

@@ -73,12 +73,14 @@ class Registry {
     MutexLock lock(&mu_);
     pools_.erase(pool->serial());
   }
-  // One give-back step of the pool with `serial`, if it still exists (held:
-  // it cannot go meanwhile); whether work is left.
-  bool GiveBackStep(uint64_t serial) ABSL_LOCKS_EXCLUDED(mu_) {
+  // The give-back thread's step of the pool with `serial`, if it still
+  // exists (held: it cannot go meanwhile).
+  NodePool::ThreadStep GiveBackStep(uint64_t serial, int64_t now_ns)
+      ABSL_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(&mu_);
     auto it = pools_.find(serial);
-    return it != pools_.end() && it->second->GiveBackStep();
+    return it == pools_.end() ? NodePool::ThreadStep::kDone
+                              : it->second->GiveBackThreadStep(now_ns);
   }
   // Hands `loaded` and `previous` to the pool with `serial` if it still
   // exists; otherwise they went with its slabs.
@@ -162,14 +164,28 @@ class GiveBackThread {
       }
       // The pool's next step after the other pools' (no lock held here).
       const auto start = std::chrono::steady_clock::now();
-      if (!Registry::Get().GiveBackStep(serial)) continue;
-      // Rest as long as the step took: a step holds the pool's depot lock
-      // for most of it (sorting costs a cache miss a node), and back to back
-      // steps would keep the lock from a wheel's workers, whose frees take
-      // it once a magazine, for milliseconds (each woken waiter finds it
-      // taken again). So the lock is free at least half the time, and the
-      // thread takes at most half a core.
-      std::this_thread::sleep_for(std::chrono::steady_clock::now() - start);
+      switch (Registry::Get().GiveBackStep(
+          serial, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      start.time_since_epoch())
+                      .count())) {
+        case NodePool::ThreadStep::kDone:
+          continue;
+        case NodePool::ThreadStep::kMore:
+          // Rest as long as the step took: a step holds the pool's depot
+          // lock for most of it (sorting costs a cache miss a node), and
+          // back to back steps would keep the lock from a wheel's workers,
+          // whose frees take it once a magazine, for milliseconds (each
+          // woken waiter finds it taken again). So the lock is free at least
+          // half the time, and the thread takes at most half a core.
+          std::this_thread::sleep_for(std::chrono::steady_clock::now() - start);
+          break;
+        case NodePool::ThreadStep::kBurst:
+          // Other pools' steps wait meanwhile: a burst's workers need the
+          // cores, whichever pool the thread would sort.
+          std::this_thread::sleep_for(
+              std::chrono::nanoseconds(NodePool::kBurstRecheckNs));
+          break;
+      }
       Queue(serial);
     }
   }
@@ -309,7 +325,8 @@ void NodePool::PutMagazine(Magazine magazine) {
     MutexLock lock(&mu_);
     full_.push_back(magazine);
     unsorted_blocks_ += magazine.count;
-    n = SortAndPickReleases(1, ReleasesPerPut(), releasing);
+    ++puts_;
+    if (!in_burst_) n = SortAndPickReleases(1, ReleasesPerPut(), releasing);
     tail = TakeTail();
   }
   Release(releasing, n);
@@ -327,7 +344,8 @@ void NodePool::PutLoose(FreeBlock* block) {
     ++unsorted_blocks_;
     if (loose_.count < kMagazine) return;
     full_.push_back(std::exchange(loose_, {}));
-    n = SortAndPickReleases(1, ReleasesPerPut(), releasing);
+    ++puts_;
+    if (!in_burst_) n = SortAndPickReleases(1, ReleasesPerPut(), releasing);
     tail = TakeTail();
   }
   Release(releasing, n);
@@ -346,6 +364,23 @@ bool NodePool::GiveBackStep() {
   }
   Release(releasing, n);
   return more;
+}
+
+NodePool::ThreadStep NodePool::GiveBackThreadStep(int64_t now_ns) {
+  {
+    MutexLock lock(&mu_);
+    const int64_t puts = puts_ - looked_puts_;
+    const int64_t elapsed_ns = std::max<int64_t>(now_ns - looked_ns_, 1);
+    looked_puts_ = puts_;
+    looked_ns_ = now_ns;
+    // puts / elapsed > kBurstPutsPerSecond / 1 s (in doubles: the product
+    // of a long wait and the rate may not fit in 64 bits).
+    in_burst_ = puts > 0 && static_cast<double>(puts) * 1e9 >
+                                static_cast<double>(kBurstPutsPerSecond) *
+                                    static_cast<double>(elapsed_ns);
+    if (in_burst_) return ThreadStep::kBurst;
+  }
+  return GiveBackStep() ? ThreadStep::kMore : ThreadStep::kDone;
 }
 
 void NodePool::Tidy() {
