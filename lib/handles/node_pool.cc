@@ -356,11 +356,19 @@ bool NodePool::GiveBackStep() {
   int32_t releasing[kReleasePerPut];
   int n = 0;
   bool more = false;
+  std::vector<Magazine> room;  // freed with no lock held
   {
     MutexLock lock(&mu_);
     n = SortAndPickReleases(kSortPerTailStep, kReleasePerPut, releasing);
     more = HasGiveBackWork();
     tail_busy_ = more;
+    // A burst's magazines wait in `full_` (see the top): once they are
+    // mostly sorted, its room for them goes too (2.5 MB for 10M nodes).
+    if (full_.capacity() > kKeptFullRoom &&
+        full_.size() < full_.capacity() / 4) {
+      room.assign(full_.begin(), full_.end());
+      full_.swap(room);
+    }
   }
   Release(releasing, n);
   return more;

@@ -184,6 +184,9 @@ class NodePool {
   // put sorts its own only), and slabs given back by any step.
   static constexpr int kSortPerTailStep = 4;
   static constexpr int kReleasePerPut = 8;
+  // The room for magazines in the depot that a step keeps (16 KiB); a
+  // burst's larger room goes back once a step finds it a quarter used.
+  static constexpr size_t kKeptFullRoom = 1024;
 
   // Who finishes the give-back work that a call leaves (see the top
   // comment).
