@@ -329,11 +329,10 @@ TEST(NodePoolTest, APoolGrowsAgainAfterGivingBack) {
   }
 }
 
-// Allocates kPeak blocks, then frees them in an order that empties every
-// slab only at the end (block i of every slab, then i + 1), so that the last
-// magazines complete more slabs than one call gives back.
-void SpikeThatEmptiesEverySlabAtTheEnd(NodePool* pool) {
-  std::vector<void*> blocks = AllocateOnThread(pool, kPeak);
+// Frees `blocks` (whole slabs of them, carved in order) in an order that
+// empties every slab only at the end (block i of every slab, then i + 1),
+// so that the last magazines complete more slabs than one call gives back.
+void FreeEmptyingEverySlabAtTheEnd(NodePool* pool, std::vector<void*> blocks) {
   std::sort(blocks.begin(), blocks.end());
   std::vector<void*> order;
   for (int64_t i = 0; i < kSlabBlocks; ++i) {
@@ -343,6 +342,11 @@ void SpikeThatEmptiesEverySlabAtTheEnd(NodePool* pool) {
   }
   ASSERT_EQ(order.size(), blocks.size());
   FreeOnThread(pool, order);
+}
+
+// Allocates kPeak blocks, then frees them so (above).
+void SpikeThatEmptiesEverySlabAtTheEnd(NodePool* pool) {
+  FreeEmptyingEverySlabAtTheEnd(pool, AllocateOnThread(pool, kPeak));
 }
 
 TEST(NodePoolTest, TidyFinishesWhatTheFreesLeft) {
@@ -364,26 +368,30 @@ TEST(NodePoolTest, TidyFinishesWhatTheFreesLeft) {
 TEST(NodePoolTest, ABurstOfFreesWaitsForItsGiveBack) {
   using Step = NodePool::ThreadStep;
   NodePool pool(kSize, kAlign, 0, kOwner);
-  const std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
-  const std::vector<void*> first(blocks.begin(), blocks.begin() + kPeak / 2);
-  const std::vector<void*> second(blocks.begin() + kPeak / 2, blocks.end());
+  std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
+  std::sort(blocks.begin(), blocks.end());
+  // Whole slabs in each half (and the slab the halves share in the second).
+  const size_t half = kPeak / 2 / kSlabBlocks * kSlabBlocks;
+  const std::vector<void*> first(blocks.begin(), blocks.begin() + half);
+  const std::vector<void*> second(blocks.begin() + half, blocks.end());
   const size_t peak = pool.HeldBytes();
   int64_t now_ns = int64_t{1} << 40;
   // Nothing was freed: nothing to do, and no burst.
   EXPECT_EQ(pool.GiveBackThreadStep(now_ns), Step::kDone);
 
-  // Not yet seen as a burst: the puts give back as they come.
-  FreeOnThread(&pool, first);
+  // Not yet seen as a burst: the puts give back as they come (and leave
+  // empty slabs to the tail: every slab empties at the end).
+  FreeEmptyingEverySlabAtTheEnd(&pool, first);
   const size_t after_first = pool.HeldBytes();
   EXPECT_LT(after_first, peak);
-  // Those 781 magazines in 1 ms (a real burst is faster): a burst.
+  // Those 760 magazines in 1 ms (a real burst is faster): a burst.
   now_ns += 1'000'000;
   EXPECT_EQ(pool.GiveBackThreadStep(now_ns), Step::kBurst);
   EXPECT_EQ(pool.HeldBytes(), after_first);  // the step did nothing
   FreeOnThread(&pool, second);
   EXPECT_EQ(pool.HeldBytes(), after_first) << "a put gave back in a burst";
 
-  // 781 more over 10 s: 78 a second, no burst. Steps until done give
+  // 803 more over 10 s: 80 a second, no burst. Steps until done give
   // everything back (a spare of 0).
   now_ns += 10'000'000'000;
   EXPECT_EQ(pool.GiveBackThreadStep(now_ns), Step::kMore);
@@ -394,6 +402,28 @@ TEST(NodePoolTest, ABurstOfFreesWaitsForItsGiveBack) {
   }
   EXPECT_LT(steps, 100'000);
   EXPECT_EQ(pool.HeldBytes(), 0u);
+}
+
+// A burst whose nodes the allocations take back leaves nothing to give
+// back: the give-back thread's next step is done, however fast the puts
+// came, instead of looking again every kBurstRecheckNs for good.
+TEST(NodePoolTest, ABurstWhoseNodesAreAllocatedAgainEndsTheGiveBack) {
+  using Step = NodePool::ThreadStep;
+  constexpr int64_t kSpare = 16 * kMagazine;
+  NodePool pool(kSize, kAlign, kSpare, kOwner);
+  std::vector<void*> blocks = AllocateOnThread(&pool, kPeak);
+  std::sort(blocks.begin(), blocks.end());
+  const size_t half = kPeak / 2 / kSlabBlocks * kSlabBlocks;
+  int64_t now_ns = int64_t{1} << 40;
+  EXPECT_EQ(pool.GiveBackThreadStep(now_ns), Step::kDone);
+  FreeEmptyingEverySlabAtTheEnd(&pool, {blocks.begin(), blocks.begin() + half});
+  now_ns += 1'000'000;
+  ASSERT_EQ(pool.GiveBackThreadStep(now_ns), Step::kBurst);
+  // Allocated again, but for a few magazines (the allocating thread's cache
+  // goes back at its exit): fewer than the spare left free.
+  const std::vector<void*> again = AllocateOnThread(&pool, half);
+  now_ns += 1'000;  // those puts came just now: a burst's rate
+  EXPECT_EQ(pool.GiveBackThreadStep(now_ns), Step::kDone);
 }
 
 TEST(NodePoolTest, TheGiveBackThreadFinishesWhatTheFreesLeftRealClock) {

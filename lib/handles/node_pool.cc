@@ -381,6 +381,11 @@ NodePool::ThreadStep NodePool::GiveBackThreadStep(int64_t now_ns) {
     const int64_t elapsed_ns = std::max<int64_t>(now_ns - looked_ns_, 1);
     looked_puts_ = puts_;
     looked_ns_ = now_ns;
+    if (!HasGiveBackWork()) {
+      // The allocations took what the burst freed: nothing to wait for.
+      in_burst_ = tail_busy_ = false;
+      return ThreadStep::kDone;
+    }
     // puts / elapsed > kBurstPutsPerSecond / 1 s (in doubles: the product
     // of a long wait and the rate may not fit in 64 bits).
     in_burst_ = puts > 0 && static_cast<double>(puts) * 1e9 >

@@ -240,9 +240,10 @@ class NodePool {
     kMore,   // a step; work is left (rest as long as it took)
     kBurst,  // nothing: a burst of frees (look again kBurstRecheckNs later)
   };
-  // The give-back thread's step at `now_ns` (its steady clock, in ns): a
-  // step, unless the puts since the last such call came faster than
-  // kBurstPutsPerSecond.
+  // The give-back thread's step at `now_ns` (its steady clock, in ns):
+  // kDone if there is no work (allocations may have taken the free nodes
+  // back), else a step, unless the puts since the last such call came
+  // faster than kBurstPutsPerSecond.
   ThreadStep GiveBackThreadStep(int64_t now_ns) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Bytes of the slabs' memory held: the carved part of each slab not given
