@@ -99,7 +99,7 @@
 // workers' own sorts held the depot lock that the workers take once a
 // magazine (they slept on it), and each madvise interrupts every core for
 // its TLB flush. The burst's memory goes back once it ends (10M timers
-// fired at once: 450 MiB back to 13 MiB 4.5 s after the last callback,
+// fired at once: 463 MiB back to 11 MiB 4 s after the last callback,
 // where the give-back during the burst had it back 0.5 s after, having made
 // the burst 40 % longer). A pool whose frees stay that fast for good gives
 // nothing back meanwhile; its allocations take the unsorted magazines
