@@ -610,6 +610,52 @@ TEST_F(LoopWheelTest, RunDueAtACachedTimeRunsOnlyWhatIsDueByThen) {
   EXPECT_THAT(runs_, ElementsAre("a@10", "b@10"));
 }
 
+// A clock that counts its readings; set by hand. One thread only.
+class CountingClock : public Clock {
+ public:
+  absl::Duration Now() const override {
+    ++reads_;
+    return now_;
+  }
+  absl::Duration RealTimeUntil(absl::Duration) const override {
+    return absl::InfiniteDuration();
+  }
+  void Set(absl::Duration now) { now_ = now; }
+  int64_t reads() const { return reads_; }
+
+ private:
+  mutable int64_t reads_ = 0;
+  absl::Duration now_;
+};
+
+TEST(LoopWheelClockTest, RunDueAtReadsTheClockOnlyWhenItsTimeReachesANewTick) {
+  auto clock = std::make_shared<CountingClock>();
+  LoopOptions options;
+  options.clock = clock;
+  options.tick = Ms(1);
+  std::unique_ptr<LoopWheel> wheel = LoopWheel::Create(options).value();
+  int64_t ran = 0;
+  ASSERT_TRUE(wheel->AfterFuncId(Ms(5), [&ran] { ++ran; }).ok());
+  clock->Set(Ms(10));
+  const int64_t reads = clock->reads();
+  // Turns within the wheel's tick 0 (the loop's cached time): no reading.
+  EXPECT_EQ(wheel->RunDueAt(Ms(0)), 0);
+  EXPECT_EQ(wheel->RunDueAt(absl::Microseconds(999)), 0);
+  EXPECT_EQ(clock->reads(), reads);
+  // A time in tick 6 moves the wheel: read once, to check it against the
+  // clock's, and the timer runs.
+  EXPECT_EQ(wheel->RunDueAt(Ms(6)), 1);
+  EXPECT_EQ(clock->reads(), reads + 1);
+  EXPECT_EQ(wheel->RunDueAt(absl::Microseconds(6500)), 0);
+  EXPECT_EQ(clock->reads(), reads + 1);
+  // A time past the clock's moves the wheel only as far as the clock.
+  ASSERT_TRUE(wheel->AfterFuncId(Ms(2), [&ran] { ++ran; }).ok());  // at 12
+  EXPECT_EQ(wheel->RunDueAt(Ms(100)), 0);
+  clock->Set(Ms(12));
+  EXPECT_EQ(wheel->RunDueAt(Ms(100)), 1);
+  EXPECT_EQ(ran, 2);
+}
+
 TEST(LoopWheelModelTest, EveryArmRunsOnceAtOrAfterItsDeadlineUnlessStopped) {
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(testing::Message() << "seed " << seed);

@@ -234,15 +234,21 @@ std::optional<absl::Duration> LoopEngine::TimeUntilNext() {
 
 int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
   if (closed_) return 0;
-  int64_t now_ns = time_.NowNs();
+  int64_t now_tick;
   if (now.has_value()) {
     // A time the loop read itself; never past the clock's reading, since
-    // a deadline is only due once the clock reached it.
-    now_ns = std::min(now_ns, absl::ToInt64Nanoseconds(*now - time_.origin()));
+    // a deadline is only due once the clock reached it. The clock is read
+    // only when that time would move the wheel to a later tick: a loop's
+    // turns in one tick read none.
+    now_tick = TickAt(absl::ToInt64Nanoseconds(*now - time_.origin()));
+    if (now_tick > core_.now_tick()) {
+      now_tick = std::min(now_tick, TickAt(time_.NowNs()));
+    }
+  } else {
+    now_tick = TickAt(time_.NowNs());
   }
   const size_t first_due = due_.size();
-  core_.Advance(now_ns > 0 ? by_tick_.Floor(now_ns) : 0, &due_,
-                WheelCore::Cascades::kSpread);
+  core_.Advance(now_tick, &due_, WheelCore::Cascades::kSpread);
   OrderDue(first_due);
   // A callback may destroy the LoopWheel, or throw.
   struct Hold {

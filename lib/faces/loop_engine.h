@@ -315,6 +315,10 @@ class LoopEngine {
     node->next = static_cast<uint32_t>(due_.size());
     due_.push_back(node);
   }
+  // The last whole tick at `now_ns` (0 for a time before the origin).
+  int64_t TickAt(int64_t now_ns) const {
+    return now_ns > 0 ? by_tick_.Floor(now_ns) : 0;
+  }
   // Empties `due_` (each timer in it ran, was stopped or is taken) and
   // gives back its room beyond a burst's worth.
   void ResetDue();
