@@ -360,7 +360,8 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // callback makes due after it, in the order made); returns how many ran.
   // RunDueAt runs those due by `now`, a time of the wheel's clock the loop read
   // itself (its cached time), or by the clock's current time if that is
-  // earlier; a time before one already given counts as that one.
+  // earlier; a time before one already given counts as that one. It reads
+  // the clock only when `now` falls in a later tick than the last it ran.
   int64_t RunDue();
   int64_t RunDueAt(absl::Duration now);
 
