@@ -48,6 +48,11 @@ class ReleaseQueue {
   // The earliest release tick of a bucket that holds timers (stale entries
   // on top are dropped), or nullopt when none does.
   std::optional<int64_t> NextRelease();
+  // True if no bucket is released by `tick`; false when one may be (the
+  // earliest entry, perhaps stale, is). Reads the head only.
+  bool NoneBy(int64_t tick) const {
+    return heap_.empty() || heap_.front().release_tick > tick;
+  }
 
   // Takes out the head bucket if it holds timers and is released by
   // `now_tick`, setting `*release_tick` and `*level`; else null (stale

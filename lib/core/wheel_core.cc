@@ -144,8 +144,9 @@ void WheelCore::MoveTo(int64_t tick) {
   for (Level& level : levels_) level.MoveTo(now_tick_, by_size_);
 }
 
-int64_t WheelCore::Advance(int64_t now_tick, std::vector<CoreNode*>* due,
-                           Cascades cascades) {
+int64_t WheelCore::AdvanceReleasing(int64_t now_tick,
+                                    std::vector<CoreNode*>* due,
+                                    Cascades cascades) {
   int64_t appended = 0;
   for (;;) {
     const std::optional<int64_t> release = queue_.NextRelease();
@@ -247,7 +248,7 @@ bool WheelCore::AdvanceSome(int64_t now_tick, std::vector<CoreNode*>* due,
   return true;
 }
 
-int64_t WheelCore::CascadeSome() {
+int64_t WheelCore::CascadeShare() {
   if (!AnyWaiting()) return 0;
   const std::optional<int64_t> release = queue_.NextRelease();
   if (!release.has_value() || *release >= cascade_by_) {

@@ -58,6 +58,7 @@
 #ifndef TIMINGWHEEL_LIB_CORE_WHEEL_CORE_H_
 #define TIMINGWHEEL_LIB_CORE_WHEEL_CORE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -112,6 +113,9 @@ class WheelCore {
     --size_;
   }
 
+  // True if no bucket is released by `tick`; false when one may be. O(1).
+  bool NoneReleasedBy(int64_t tick) const { return queue_.NoneBy(tick); }
+
   // The tick at which Advance next has work (a bucket's release), or
   // nullopt when no timer is linked.
   std::optional<int64_t> NextRelease() {
@@ -134,7 +138,19 @@ class WheelCore {
   // or (kSpread) later: the timers that wait are not due by `now_tick`.
   // Returns how many it appended.
   int64_t Advance(int64_t now_tick, std::vector<CoreNode*>* due,
-                  Cascades cascades = Cascades::kNow);
+                  Cascades cascades = Cascades::kNow) {
+    // An event loop's turn with nothing due: the queue's head says no
+    // bucket is, no waiting timer must be placed before the levels move
+    // (kNow would place every one: then none may wait), and the levels move
+    // on, or stay, without the walk.
+    if (queue_.NoneBy(now_tick) &&
+        std::max(now_tick, now_tick_) < cascade_by_ &&
+        (cascades == Cascades::kSpread || cascade_by_ == kMaxTick)) {
+      MoveTo(now_tick);
+      return 0;
+    }
+    return AdvanceReleasing(now_tick, due, cascades);
+  }
 
   // Places again a share of the timers waiting to cascade: as many as
   // spreads them evenly over the ticks left before they must be placed, or
@@ -143,7 +159,10 @@ class WheelCore {
   // it after running what Advance(kSpread) made due, so that a big cascade
   // neither delays those nor happens in one tick. None is ever due, so it
   // returns no timer.
-  int64_t CascadeSome();
+  int64_t CascadeSome() {
+    // Most turns: no batch waits (an emptied one is dropped by AnyWaiting).
+    return waiting_front_ == waiting_end_ ? 0 : CascadeShare();
+  }
 
   // Advance (kNow) in slices, for an owner that must not stop for a cascade
   // of millions (the threaded wheel's advancer): moves at most `budget`
@@ -231,6 +250,12 @@ class WheelCore {
   // `place` put it.
   void RememberLast(const Level& level, const Level* lower,
                     const LevelPlacement& place, CoreBucket* bucket);
+  // CascadeSome when a batch waits, perhaps emptied.
+  int64_t CascadeShare();
+  // Advance when a bucket may be due or timers waiting to cascade must be
+  // placed first.
+  int64_t AdvanceReleasing(int64_t now_tick, std::vector<CoreNode*>* due,
+                           Cascades cascades);
   // Moves every level forward to `tick` (never back). Precondition: no
   // timer waits to cascade, or `tick` < cascade_by_.
   void MoveTo(int64_t tick);
