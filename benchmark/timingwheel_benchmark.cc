@@ -67,6 +67,9 @@
 //                              (cached:1). <LoopById>: the LoopWheel's
 //                              timers held by id (AfterFuncId or AtId,
 //                              then Stop(id)), <Loop>: by LoopTimer.
+//   BM_LoopTurn                a loop's turn with nothing due: RunDueAt(the
+//                              loop's cached time), 1M timers pending 10 to
+//                              20 minutes out.
 //   BM_LoopFire                1M timers due over 1 s, run by a loop that
 //                              sleeps for TimeUntilNext, then RunDue:
 //                              lateness in ticks, early fires, lost timers,
@@ -998,6 +1001,21 @@ void BM_LoopAfterFuncStop(benchmark::State& state) {
   Problem(state, "afterfunc_errors", impl.errors());
 }
 
+// BM_LoopTurn: one op is a turn of a loop that finds nothing due: RunDueAt
+// with the time the loop read at its start (a loop woken by I/O, not by the
+// wheel, runs what is due before it sleeps again).
+template <class Impl>
+void BM_LoopTurn(benchmark::State& state) {
+  Impl impl(/*workers=*/0);
+  ScheduleQuiet(impl, 1'000'000);
+  const int64_t now_ns = NowNs();
+  int64_t ran = 0;
+  for (auto _ : state) ran += impl.RunDueAt(now_ns);
+  state.SetItemsProcessed(state.iterations());
+  Problem(state, "ran", ran);
+  Problem(state, "afterfunc_errors", impl.errors());
+}
+
 // BM_LoopFire: 1M timers with delays uniform over [1 s, 2 s), scheduled by
 // the loop before it runs: a loop that schedules a million timers cannot
 // run the ones due meanwhile, so they start after the scheduling is done
@@ -1513,6 +1531,7 @@ void LoopStopArgs(benchmark::internal::Benchmark* b) {
   }
 }
 TW_BENCHMARK_LOOP(BM_LoopAfterFuncStop, ->Apply(LoopStopArgs));
+TW_BENCHMARK_LOOP(BM_LoopTurn, ->Apply(StopOptions));
 // The same pairs with timers held by id (AfterFuncId or AtId, then Stop(id)).
 BENCHMARK_TEMPLATE(BM_LoopAfterFuncStop, LoopById)->Apply(LoopStopArgs);
 

@@ -22,8 +22,9 @@
 //     At on a clock that is not steady_clock; an exception from a callback
 //     reaches the caller of RunDue and loses no timer;
 //   * a randomized comparison with a reference of what must run when, with
-//     timers held by LoopTimer and by id, and callbacks that stop and arm
-//     other timers (loop_timer_id_test.cc has the rest of the ids' tests);
+//     timers held by LoopTimer and by id, callbacks that stop and arm
+//     other timers, and turns on the clock or on the loop's cached time
+//     (loop_timer_id_test.cc has the rest of the ids' tests);
 //   * a debug build aborts a call from another thread, naming both;
 //   * on the real clock, a loop sleeping on TimeUntilNext runs every timer,
 //     none early (generous lateness bound: *RealClock).
@@ -759,7 +760,17 @@ TEST(LoopWheelModelTest, EveryArmRunsOnceAtOrAfterItsDeadlineUnlessStopped) {
         default:
           clock->Advance(
               absl::Microseconds(absl::Uniform<int64_t>(rng, 0, 300'000)));
-          wheel->RunDue();
+          if (absl::Uniform(rng, 0, 2) == 0) {
+            wheel->RunDue();
+          } else {
+            // A loop's turns on its cached time: a stale one (often in the
+            // wheel's tick: RunDueAt's turn without the clock), then the
+            // clock's.
+            wheel->RunDueAt(
+                clock->Now() -
+                absl::Microseconds(absl::Uniform<int64_t>(rng, 0, 2000)));
+            wheel->RunDueAt(clock->Now());
+          }
           for (const Slot& s : slots) {
             if (s.armed.has_value()) {
               ASSERT_GT(*s.armed, clock->Now() - absl::Milliseconds(1))

@@ -62,7 +62,8 @@ LoopEngine::LoopEngine(LoopOptions options)
       wide_nodes_(kWideLoopBlock, options.spare_timers, &chunks_,
                   static_cast<uint8_t>(LoopNode::Kind::kWide) + 1),
       periodic_nodes_(kPeriodicLoopBlock, options.spare_timers),
-      core_(options.wheel_size, time_.tick_ns()) {}
+      core_(options.wheel_size, time_.tick_ns()),
+      next_tick_at_(NextTickAt()) {}
 
 void LoopEngine::CheckThreadSlow(const char* what) {
 #ifndef NDEBUG
@@ -234,21 +235,33 @@ std::optional<absl::Duration> LoopEngine::TimeUntilNext() {
 
 int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
   if (closed_) return 0;
-  int64_t now_tick;
-  if (now.has_value()) {
-    // A time the loop read itself; never past the clock's reading, since
-    // a deadline is only due once the clock reached it. The clock is read
-    // only when that time would move the wheel to a later tick: a loop's
-    // turns in one tick read none.
-    now_tick = TickAt(absl::ToInt64Nanoseconds(*now - time_.origin()));
-    if (now_tick > core_.now_tick()) {
-      now_tick = std::min(now_tick, TickAt(time_.NowNs()));
-    }
-  } else {
-    now_tick = TickAt(time_.NowNs());
-  }
   const size_t first_due = due_.size();
-  core_.Advance(now_tick, &due_, WheelCore::Cascades::kSpread);
+  // A time the loop read itself (its cached time) in the wheel's tick, with
+  // no bucket released by that tick: Advance would find nothing, and the
+  // turn reads no clock and converts no time.
+  if (!now.has_value() || *now >= next_tick_at_ ||
+      !core_.NoneReleasedBy(core_.now_tick())) {
+    int64_t now_tick;
+    if (now.has_value()) {
+      // Never past the clock's reading, since a deadline is only due once
+      // the clock reached it; read only when the loop's time would move the
+      // wheel to a later tick.
+      now_tick = TickAt(absl::ToInt64Nanoseconds(*now - time_.origin()));
+      if (now_tick > core_.now_tick()) {
+        now_tick = std::min(now_tick, TickAt(time_.NowNs()));
+      }
+    } else {
+      now_tick = TickAt(time_.NowNs());
+    }
+    core_.Advance(now_tick, &due_, WheelCore::Cascades::kSpread);
+    next_tick_at_ = NextTickAt();
+  }
+  if (due_.empty()) {
+    // A turn with nothing due (the common one: a loop's turns outnumber its
+    // due ticks) only places its share of the cascades.
+    core_.CascadeSome();
+    return 0;
+  }
   OrderDue(first_due);
   // A callback may destroy the LoopWheel, or throw.
   struct Hold {

@@ -315,6 +315,13 @@ class LoopEngine {
     node->next = static_cast<uint32_t>(due_.size());
     due_.push_back(node);
   }
+  // The earliest time of the clock in a later tick than the wheel's.
+  absl::Duration NextTickAt() const {
+    const int64_t next = core_.now_tick() + 1;
+    return next > kMaxTick / time_.tick_ns()
+               ? absl::InfiniteDuration()
+               : time_.ToClock(next * time_.tick_ns());
+  }
   // The last whole tick at `now_ns` (0 for a time before the origin).
   int64_t TickAt(int64_t now_ns) const {
     return now_ns > 0 ? by_tick_.Floor(now_ns) : 0;
@@ -383,6 +390,7 @@ class LoopEngine {
       &LoopEngine::bare_nodes_, &LoopEngine::small_nodes_,
       &LoopEngine::wide_nodes_};
   WheelCore core_;
+  absl::Duration next_tick_at_;  // NextTickAt() as of the last Advance
   // The due timers, in order: RunDue runs [due_next_, end) (a null was
   // stopped), Advance and Arm append (each node's `index` its position).
   std::vector<CoreNode*> due_;
