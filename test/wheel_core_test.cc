@@ -6,8 +6,9 @@
 //   * DESIGN.md's worked example, bucket by bucket: where each timer sits,
 //     when each bucket is released, when each timer comes out;
 //   * Add of a due timer links nothing; Remove is O(1) and leaves no wake-up
-//     behind; TakeAll empties every level; levels are created only when a
-//     timer needs one;
+//     behind; TakeAll empties every level; TakeNextBucket takes only the
+//     next tick's level-0 bucket, of at most the size asked, and leaves the
+//     levels where they are; levels are created only when a timer needs one;
 //   * of buckets released at the same tick the lower level's goes first, so
 //     a level-1 bucket's last timers find their level-0 slot free;
 //   * cascades spread out (Advance kSpread, then CascadeSome) give the same
@@ -156,6 +157,49 @@ TEST(WheelCoreTest, TakeAllEmptiesEveryLevelAndLeavesNoWakeUp) {
   std::vector<CoreNode*> due;
   core.Advance(5, &due);
   EXPECT_THAT(Drain(&due), ElementsAre(1));
+}
+
+TEST(WheelCoreTest, TakeNextBucketTakesOnlyTheNextTicksLevelZeroBucket) {
+  WheelCore core(4);
+  std::vector<CoreNode*> due;
+  core.Advance(10, &due, WheelCore::Cascades::kSpread);
+  TestTimer& a = NewTimer();
+  TestTimer& b = NewTimer();
+  TestTimer& later = NewTimer();
+  a.id = 1;
+  b.id = 2;
+  later.id = 3;
+  ASSERT_TRUE(core.Add(&a, 11));
+  ASSERT_TRUE(core.Add(&b, 11));
+  ASSERT_TRUE(core.Add(&later, 13));
+  std::vector<CoreNode*> taken;
+  // More than `most`: left where it is.
+  EXPECT_EQ(core.TakeNextBucket(1, &taken), 0);
+  EXPECT_EQ(core.NextRelease(), 11);
+  EXPECT_EQ(core.TakeNextBucket(2, &taken), 2);
+  std::vector<int> ids = Drain(&taken);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_THAT(ids, ElementsAre(1, 2));
+  EXPECT_FALSE(a.linked());
+  EXPECT_EQ(core.size(), 1);
+  EXPECT_EQ(core.now_tick(), 10);  // the levels stay
+  EXPECT_EQ(core.NextRelease(), 13);
+  // The next tick's bucket is empty now: nothing more to take.
+  EXPECT_EQ(core.TakeNextBucket(100, &taken), 0);
+  // An Add for that tick goes into it anew, released at it.
+  ASSERT_TRUE(core.Add(&a, 11));
+  EXPECT_EQ(core.NextRelease(), 11);
+  core.Advance(11, &due, WheelCore::Cascades::kSpread);
+  EXPECT_THAT(Drain(&due), ElementsAre(1));
+  // A bucket of level 1 next, released at the next tick (16..19, released a
+  // level-0 tick width early, at 15): not taken.
+  TestTimer& far = NewTimer();
+  ASSERT_TRUE(core.Add(&far, 17));
+  core.Remove(&later);
+  core.Advance(14, &due, WheelCore::Cascades::kSpread);
+  EXPECT_EQ(core.NextRelease(), 15);
+  EXPECT_EQ(core.TakeNextBucket(100, &taken), 0);
+  EXPECT_TRUE(far.linked());
 }
 
 TEST(WheelCoreTest, LevelsAreCreatedOnlyWhenNeeded) {

@@ -50,12 +50,17 @@ std::optional<int64_t> ReleaseQueue::NextRelease() {
   return heap_.front().release_tick;
 }
 
-CoreBucket* ReleaseQueue::PopDueBelow(int64_t now_tick, int below,
-                                      int64_t* release_tick, int* level) {
+CoreBucket* ReleaseQueue::PeekDueBelow(int64_t now_tick, int below) {
   if (!DropStale() || heap_.front().release_tick > now_tick ||
       heap_.front().level >= below) {
     return nullptr;
   }
+  return heap_.front().bucket;
+}
+
+CoreBucket* ReleaseQueue::PopDueBelow(int64_t now_tick, int below,
+                                      int64_t* release_tick, int* level) {
+  if (PeekDueBelow(now_tick, below) == nullptr) return nullptr;
   const Entry head = heap_.front();
   PopTop();
   head.bucket->queued_release = CoreBucket::kNotQueued;

@@ -64,6 +64,8 @@ class ReleaseQueue {
   // PopDue of a bucket of a level below `below` only.
   CoreBucket* PopDueBelow(int64_t now_tick, int below, int64_t* release_tick,
                           int* level);
+  // The bucket PopDueBelow would take, left queued; null if none.
+  CoreBucket* PeekDueBelow(int64_t now_tick, int below);
 
   // Entries, stale ones included.
   size_t size() const { return heap_.size(); }

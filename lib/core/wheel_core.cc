@@ -292,6 +292,28 @@ bool WheelCore::AnyWaiting() {
   return waiting_end_ > 0;
 }
 
+int64_t WheelCore::TakeNextBucket(int64_t most, std::vector<CoreNode*>* out) {
+  const int64_t tick = now_tick_ + 1;
+  // Nothing released by now_tick_ (Advance took it), so a head released by
+  // `tick` is released at it; level 0 only (below level 1).
+  if (depth_ > 0 || queue_.NoneBy(tick) || !queue_.NoneBy(now_tick_)) return 0;
+  int64_t release_tick = 0;
+  int level = 0;
+  CoreBucket* const head = queue_.PeekDueBelow(tick, /*below=*/1);
+  if (head == nullptr ||
+      head->timers.size_bound() > static_cast<size_t>(most)) {
+    return 0;
+  }
+  CoreBucket* const bucket =
+      queue_.PopDueBelow(tick, /*below=*/1, &release_tick, &level);
+  int64_t taken = 0;
+  bucket->timers.Drain([&](CoreNode* node) {
+    PushDue(node, out);
+    ++taken;
+  });
+  return taken;
+}
+
 void WheelCore::TakeAll(std::vector<CoreNode*>* out) {
   for (NodeList* holder : holders_) {
     while (!holder->empty()) out->push_back(holder->PopFront());

@@ -181,6 +181,16 @@ class WheelCore {
   bool AdvanceSome(int64_t now_tick, std::vector<CoreNode*>* due,
                    int64_t budget);
 
+  // Takes out, ahead of its release, the level-0 bucket released at
+  // now_tick() + 1 if it is the next to be released and holds at most `most`
+  // timers: appends them to `out`, unlinked (each node's due_index() its
+  // position there), and returns how many. The levels do not move: none of
+  // them is due yet (the owner runs each once the clock reaches its
+  // expiration), and a timer added for that tick later goes into the
+  // bucket anew. Returns 0, taking nothing, otherwise. For kSpread owners
+  // (Advance's), not during AdvanceSome's flushes.
+  int64_t TakeNextBucket(int64_t most, std::vector<CoreNode*>* out);
+
   // Takes every linked timer out into `out`, in no particular order (the
   // owner is shutting down).
   void TakeAll(std::vector<CoreNode*>* out);
