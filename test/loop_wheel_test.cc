@@ -84,6 +84,13 @@ class LoopWheelTest : public ::testing::Test {
     };
   }
 
+  // The same, with the time as absl::FormatDuration writes it (5.5ms).
+  absl::AnyInvocable<void()> RecordExact(std::string name) {
+    return [this, name = std::move(name)] {
+      runs_.push_back(name + "@" + absl::FormatDuration(clock_->Now()));
+    };
+  }
+
   const std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
   std::unique_ptr<LoopWheel> wheel_;
   std::vector<std::string> runs_;
@@ -599,6 +606,56 @@ TEST_F(LoopWheelTest, AnExceptionReachesTheCallerAndLosesNoTimer) {
   wheel_->RunDue();
   EXPECT_THAT(runs_, ElementsAre("after@5"));
   EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+absl::Duration Us(int64_t us) { return absl::Microseconds(us); }
+
+// The next tick's timers whose deadlines passed run in the turn that finds
+// them due, not at the tick's end; the others at their deadline or the
+// tick's end, whichever turn comes first; never before.
+TEST_F(LoopWheelTest, ATurnRunsTheNextTicksTimersWhoseDeadlinesPassed) {
+  LoopTimer first = wheel_->AfterFunc(Us(5200), RecordExact("first")).value();
+  LoopTimer second = wheel_->AfterFunc(Us(5900), RecordExact("second")).value();
+  LoopTimer third = wheel_->AfterFunc(Us(5950), RecordExact("third")).value();
+  // Tick 6 of 1 ms: deadlines in (5 ms, 6 ms].
+  EXPECT_EQ(RunAt(Us(5500)), 1);
+  EXPECT_THAT(runs_, ElementsAre("first@5.5ms"));
+  EXPECT_FALSE(first.Pending());
+  EXPECT_TRUE(second.Pending());
+  EXPECT_EQ(wheel_->TimeUntilNext(), Us(500));  // the tick's end
+  EXPECT_EQ(RunAt(Us(5899)), 0);
+  EXPECT_EQ(RunAt(Us(5920)), 1);
+  EXPECT_THAT(runs_, ElementsAre("first@5.5ms", "second@5.92ms"));
+  EXPECT_TRUE(third.Stop());
+  EXPECT_EQ(RunAt(Ms(6)), 0);
+  EXPECT_EQ(wheel_->Pending(), 0);
+}
+
+TEST_F(LoopWheelTest,
+       TimersTakenAheadOfTheirTickStopResetAndCancelLikeAnyOther) {
+  LoopTimer stopped =
+      wheel_->AfterFunc(Us(5700), RecordExact("stopped")).value();
+  LoopTimer reset = wheel_->AfterFunc(Us(5800), RecordExact("reset")).value();
+  LoopTimerId by_id =
+      wheel_->AfterFuncId(Us(5900), RecordExact("by_id")).value();
+  LoopTimer cancelled =
+      wheel_->AfterFunc(Us(7900), RecordExact("cancelled")).value();
+  EXPECT_EQ(RunAt(Us(5100)), 0);  // takes tick 6 ahead: none due yet
+  EXPECT_TRUE(stopped.Stop());
+  EXPECT_FALSE(stopped.Pending());
+  EXPECT_TRUE(reset.Reset(Ms(2)));  // to 7.1 ms
+  EXPECT_EQ(reset.Deadline(), Us(7100));
+  EXPECT_TRUE(wheel_->Pending(by_id));
+  EXPECT_EQ(RunAt(Us(5950)), 1);
+  EXPECT_THAT(runs_, ElementsAre("by_id@5.95ms"));
+  EXPECT_EQ(RunAt(Ms(7)), 0);
+  EXPECT_EQ(RunAt(Us(7100)), 1);
+  EXPECT_THAT(runs_, ElementsAre("by_id@5.95ms", "reset@7.1ms"));
+  EXPECT_TRUE(cancelled.Pending());  // tick 8, taken ahead at 7.1 ms
+  EXPECT_EQ(wheel_->Pending(), 1);
+  wheel_.reset();  // cancels it
+  EXPECT_FALSE(cancelled.Pending());
+  EXPECT_THAT(runs_, ElementsAre("by_id@5.95ms", "reset@7.1ms"));
 }
 
 TEST_F(LoopWheelTest, RunDueAtACachedTimeRunsOnlyWhatIsDueByThen) {

@@ -358,6 +358,9 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // tick (those due in one tick by deadline, to a sixteenth of the tick,
   // when it finds at most 64Ki due, a burst beyond in no set order; those a
   // callback makes due after it, in the order made); returns how many ran.
+  // Also runs the timers of the next tick (of a bucket of at most 64Ki)
+  // whose deadlines have passed, after the due ones: they need not wait for
+  // the tick's end.
   // RunDueAt runs those due by `now`, a time of the wheel's clock the loop read
   // itself (its cached time), or by the clock's current time if that is
   // earlier; a time before one already given counts as that one. It reads

@@ -26,8 +26,7 @@ namespace {
 constexpr size_t kRunAhead = 8;
 // The room for due timers that RunDue keeps once they ran (512 KiB).
 constexpr size_t kKeepDue = size_t{64} * 1024;
-// OrderDue's parts of a tick, and the most due timers it orders at once.
-constexpr int kTickParts = 16;
+// The most due timers OrderDue orders at once, and Stage takes.
 constexpr size_t kMaxOrdered = size_t{64} * 1024;
 
 // Where a new engine's id generations start: each engine of the process
@@ -90,6 +89,11 @@ void LoopEngine::CloseAndRelease() {
     if (due_[i] != nullptr) cancelled.push_back(due_[i]);
   }
   ResetDue();
+  for (size_t i = staged_next_; i < staged_.size(); ++i) {
+    if (staged_[i] != nullptr) cancelled.push_back(staged_[i]);
+  }
+  staged_.clear();
+  staged_next_ = 0;
   pending_ = 0;
   // Each callback is destroyed here, on the loop's thread; its destructor
   // may call into the wheel, which refuses new timers from now on.
@@ -225,7 +229,14 @@ std::optional<absl::Duration> LoopEngine::TimeUntilNext() {
   for (; due_next_ < due_.size(); ++due_next_) {
     if (due_[due_next_] != nullptr) return absl::ZeroDuration();
   }
-  const std::optional<int64_t> release = core_.NextRelease();
+  std::optional<int64_t> release = core_.NextRelease();
+  while (staged_next_ < staged_.size() && staged_[staged_next_] == nullptr) {
+    ++staged_next_;  // stopped, or moved to `due_`
+  }
+  if (staged_next_ < staged_.size() &&
+      (!release.has_value() || staged_tick_ < *release)) {
+    release = staged_tick_;  // the rest of the staged timers are due then
+  }
   if (!release.has_value()) return std::nullopt;
   const int64_t release_ns = *release > kMaxTick / time_.tick_ns()
                                  ? kMaxTick
@@ -241,20 +252,19 @@ int64_t LoopEngine::RunDue(std::optional<absl::Duration> now) {
   // turn reads no clock and converts no time.
   if (!now.has_value() || *now >= next_tick_at_ ||
       !core_.NoneReleasedBy(core_.now_tick())) {
-    int64_t now_tick;
+    // Never past the clock's reading, since a deadline is only due once
+    // the clock reached it.
+    int64_t now_ns = time_.NowNs();
     if (now.has_value()) {
-      // Never past the clock's reading, since a deadline is only due once
-      // the clock reached it; read only when the loop's time would move the
-      // wheel to a later tick.
-      now_tick = TickAt(absl::ToInt64Nanoseconds(*now - time_.origin()));
-      if (now_tick > core_.now_tick()) {
-        now_tick = std::min(now_tick, TickAt(time_.NowNs()));
-      }
-    } else {
-      now_tick = TickAt(time_.NowNs());
+      now_ns =
+          std::min(now_ns, absl::ToInt64Nanoseconds(*now - time_.origin()));
     }
+    const int64_t now_tick = TickAt(now_ns);
+    // The staged tick came: its timers are due, before its newcomers.
+    if (!staged_.empty() && now_tick >= staged_tick_) UnstageAll();
     core_.Advance(now_tick, &due_, WheelCore::Cascades::kSpread);
     next_tick_at_ = NextTickAt();
+    Stage(now_ns);
   }
   if (due_.empty()) {
     // A turn with nothing due (the common one: a loop's turns outnumber its
@@ -301,37 +311,86 @@ void LoopEngine::OrderDue(size_t first) {
     while (end < due_.size() && core_.TickOf(due_[end]->expiration()) == tick) {
       ++end;
     }
-    if (end - begin > 1) OrderTick(begin, end, tick);
+    if (end - begin > 1) OrderTick(&due_, begin, end, tick, 0, nullptr);
     begin = end;
   }
 }
 
-void LoopEngine::OrderTick(size_t begin, size_t end, int64_t tick) {
-  // A counting sort by the part of the tick a deadline falls in: the
-  // deadlines of tick t lie in ((t - 1) * tick_ns, t * tick_ns].
-  const int64_t tick_ns = time_.tick_ns();
-  const int64_t start_ns = tick > 0 ? (tick - 1) * tick_ns : 0;
-  const double parts_per_ns =
-      static_cast<double>(kTickParts) / static_cast<double>(tick_ns);
-  const auto part = [&](const CoreNode* node) {
-    const int64_t into = node->expiration() - 1 - start_ns;
-    if (into <= 0) return 0;
-    return std::min(kTickParts - 1,
-                    static_cast<int>(static_cast<double>(into) * parts_per_ns));
-  };
+void LoopEngine::OrderTick(std::vector<CoreNode*>* list, size_t begin,
+                           size_t end, int64_t tick, uint32_t index_bit,
+                           size_t* part_ends) {
+  // A counting sort by the part of the tick a deadline falls in.
+  const TickParts part(tick, time_.tick_ns());
+  std::vector<CoreNode*>& nodes = *list;
   size_t at[kTickParts + 1] = {};
-  for (size_t i = begin; i < end; ++i) ++at[part(due_[i]) + 1];
+  for (size_t i = begin; i < end; ++i) {
+    ++at[part(nodes[i]->expiration()) + 1];
+  }
   for (int k = 1; k <= kTickParts; ++k) at[k] += at[k - 1];
   ordered_.resize(end - begin);
   for (size_t i = begin; i < end; ++i) {
-    ordered_[at[part(due_[i])]++] = due_[i];
+    ordered_[at[part(nodes[i]->expiration())]++] = nodes[i];
+  }
+  // Each at[k] is now the end of part k.
+  if (part_ends != nullptr) {
+    for (int k = 0; k < kTickParts; ++k) part_ends[k] = begin + at[k];
   }
   for (size_t i = begin; i < end; ++i) {
     CoreNode* const node = ordered_[i - begin];
-    node->next = static_cast<uint32_t>(i);  // its place in `due_`
-    due_[i] = node;
+    node->next = static_cast<uint32_t>(i) | index_bit;  // its place
+    nodes[i] = node;
   }
   ordered_.clear();
+}
+
+void LoopEngine::Stage(int64_t now_ns) {
+  if (staged_next_ == staged_.size()) {
+    staged_.clear();
+    staged_next_ = 0;
+    if (core_.TakeNextBucket(static_cast<int64_t>(kMaxOrdered), &staged_) ==
+        0) {
+      return;
+    }
+    staged_tick_ = core_.now_tick() + 1;
+    OrderTick(&staged_, 0, staged_.size(), staged_tick_, kStagedBit,
+              staged_ends_);
+    stage_again_ns_ = std::numeric_limits<int64_t>::min();
+  }
+  // A loop that turns often (RunDue reading the clock) looks again only
+  // once a staged deadline may have passed.
+  if (now_ns < stage_again_ns_) return;
+  // Every timer of the parts before now's is due (a part is non-decreasing
+  // in the deadline); of now's part, those whose deadline passed.
+  const TickParts part(staged_tick_, time_.tick_ns());
+  const int now_part = part(now_ns);
+  const size_t now_end = staged_ends_[now_part];
+  // The next part starts no earlier than this.
+  stage_again_ns_ =
+      part.start_ns + (now_part + 1) * (time_.tick_ns() / kTickParts);
+  for (size_t i = staged_next_; i < now_end; ++i) {
+    CoreNode* const node = staged_[i];
+    if (node == nullptr) continue;
+    if (node->expiration() > now_ns) {
+      stage_again_ns_ = std::min(stage_again_ns_, node->expiration());
+      continue;
+    }
+    staged_[i] = nullptr;
+    node->next = static_cast<uint32_t>(due_.size());
+    due_.push_back(node);
+  }
+  staged_next_ =
+      std::max(staged_next_, now_part > 0 ? staged_ends_[now_part - 1] : 0);
+}
+
+void LoopEngine::UnstageAll() {
+  for (size_t i = staged_next_; i < staged_.size(); ++i) {
+    CoreNode* const node = staged_[i];
+    if (node == nullptr) continue;
+    node->next = static_cast<uint32_t>(due_.size());
+    due_.push_back(node);
+  }
+  staged_.clear();
+  staged_next_ = 0;
 }
 
 void LoopEngine::Run(LoopNode* node) {

@@ -16,8 +16,14 @@
 // (Advance appends to it; so do arms made due by a callback, which therefore
 // run in the same RunDue, after it, never recursively).
 //
+// A turn that moves the wheel also takes the next tick's bucket out of the
+// core ahead of its release (`staged_`, WheelCore::TakeNextBucket) and moves
+// each of its timers to `due_` once the turn's time reaches its deadline:
+// so a timer due early in the next tick runs in the turn that finds it due,
+// not at the tick's end, and never before its deadline.
+//
 //   state           what it means                       pending (API)
-//   kPending        in the core or in `due_`            yes
+//   kPending        in the core, `due_` or `staged_`    yes
 //   kRunning        its callback runs, no re-arm        no
 //   kRunningArmed   its callback runs, re-armed after   yes
 //                   (periodic, or Reset during the run)
@@ -48,6 +54,7 @@
 #ifndef TIMINGWHEEL_LIB_FACES_LOOP_ENGINE_H_
 #define TIMINGWHEEL_LIB_FACES_LOOP_ENGINE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -336,15 +343,50 @@ class LoopEngine {
   // the latest by the tick's rounding up, run first, and the time it takes
   // to run a tick's timers falls on those that waited least.
   void OrderDue(size_t first);
-  void OrderTick(size_t begin, size_t end, int64_t tick);
-  // Takes a kPending node out of the core or `due_`. A pending node out of
-  // the core (linked in none of its lists) is in `due_`, whoever put it
+  // The parts of a tick that OrderDue and Stage order by: the part of tick
+  // `tick` a deadline falls in, non-decreasing in the deadline (the
+  // deadlines of tick t lie in ((t - 1) * tick_ns, t * tick_ns]).
+  static constexpr int kTickParts = 16;
+  struct TickParts {
+    TickParts(int64_t tick, int64_t tick_ns)
+        : start_ns(tick > 0 ? (tick - 1) * tick_ns : 0),
+          per_ns(static_cast<double>(kTickParts) /
+                 static_cast<double>(tick_ns)) {}
+    int operator()(int64_t expiration) const {
+      const int64_t into = expiration - 1 - start_ns;
+      if (into <= 0) return 0;
+      return std::min(kTickParts - 1,
+                      static_cast<int>(static_cast<double>(into) * per_ns));
+    }
+    const int64_t start_ns;
+    const double per_ns;
+  };
+  // Orders `(*list)[begin, end)`, the timers of `tick`, by the part of the
+  // tick their deadlines fall in (kTickParts of them) and sets each node's
+  // index to its place, with `index_bit`; with `part_ends`, the end of each
+  // part's range there (kTickParts of them).
+  void OrderTick(std::vector<CoreNode*>* list, size_t begin, size_t end,
+                 int64_t tick, uint32_t index_bit, size_t* part_ends);
+  // Takes the next tick's bucket out of the core ahead of its release,
+  // ordered, into `staged_` (when none is staged and it holds at most a
+  // burst's worth), then moves each staged timer due by `now_ns` to `due_`.
+  // So a timer whose deadline passed early in the next tick runs in the
+  // turn that finds it due, not a tick later: the tick's rounding up no
+  // longer adds to the loop's lateness in waking.
+  void Stage(int64_t now_ns);
+  // Moves every staged timer left to `due_` (the staged tick came).
+  void UnstageAll();
+  // Takes a kPending node out of the core, `due_` or `staged_`. A pending
+  // node out of the core (linked in none of its lists) is in `staged_` if
+  // its index has kStagedBit, else in `due_`, whoever put it
   // there: Arm, for one due when armed, or the core's Advance, which hands
   // a bucket's due timers over unlinked, so that a callback may stop or
   // reset a timer due in the same RunDue that has not run yet.
   void Unlink(LoopNode* node) {
     if (node->linked()) {
       core_.Remove(node);
+    } else if ((node->due_index() & kStagedBit) != 0) {
+      staged_[node->due_index() & ~kStagedBit] = nullptr;
     } else {
       due_[node->due_index()] = nullptr;  // RunDue skips it
     }
@@ -396,6 +438,17 @@ class LoopEngine {
   std::vector<CoreNode*> due_;
   size_t due_next_ = 0;
   std::vector<CoreNode*> ordered_;  // OrderTick's scratch
+  // The timers of the tick after the wheel's, taken out of the core ahead of
+  // its release (Stage), ordered by part of their tick: [staged_next_, end)
+  // not yet due (a null was stopped, or moved to `due_`), the parts before
+  // staged_ends_[k] in part k or earlier; those of staged_tick_.
+  static constexpr uint32_t kStagedBit = uint32_t{1} << 31;
+  std::vector<CoreNode*> staged_;
+  size_t staged_next_ = 0;
+  size_t staged_ends_[kTickParts] = {};
+  int64_t staged_tick_ = 0;
+  // No staged timer is due before this (Stage's last look).
+  int64_t stage_again_ns_ = 0;
   int64_t pending_ = 0;
   int64_t refs_ = 1;  // the LoopWheel's
   bool closed_ = false;
