@@ -626,7 +626,9 @@ TEST_F(LoopWheelTest, ATurnRunsTheNextTicksTimersWhoseDeadlinesPassed) {
   EXPECT_EQ(RunAt(Us(5899)), 0);
   EXPECT_EQ(RunAt(Us(5920)), 1);
   EXPECT_THAT(runs_, ElementsAre("first@5.5ms", "second@5.92ms"));
+  // The last staged timer stopped: nothing is pending, no wake-up.
   EXPECT_TRUE(third.Stop());
+  EXPECT_EQ(wheel_->TimeUntilNext(), std::nullopt);
   EXPECT_EQ(RunAt(Ms(6)), 0);
   EXPECT_EQ(wheel_->Pending(), 0);
 }
@@ -643,6 +645,7 @@ TEST_F(LoopWheelTest,
   EXPECT_EQ(RunAt(Us(5100)), 0);  // takes tick 6 ahead: none due yet
   EXPECT_TRUE(stopped.Stop());
   EXPECT_FALSE(stopped.Pending());
+  EXPECT_EQ(wheel_->TimeUntilNext(), Us(900));  // three left, due by 6 ms
   EXPECT_TRUE(reset.Reset(Ms(2)));  // to 7.1 ms
   EXPECT_EQ(reset.Deadline(), Us(7100));
   EXPECT_TRUE(wheel_->Pending(by_id));
@@ -653,6 +656,7 @@ TEST_F(LoopWheelTest,
   EXPECT_THAT(runs_, ElementsAre("by_id@5.95ms", "reset@7.1ms"));
   EXPECT_TRUE(cancelled.Pending());  // tick 8, taken ahead at 7.1 ms
   EXPECT_EQ(wheel_->Pending(), 1);
+  EXPECT_EQ(wheel_->TimeUntilNext(), Us(900));
   wheel_.reset();  // cancels it
   EXPECT_FALSE(cancelled.Pending());
   EXPECT_THAT(runs_, ElementsAre("by_id@5.95ms", "reset@7.1ms"));
