@@ -59,12 +59,24 @@ struct TestTimer : CoreNode, InArena {
 
 // A new timer, kept for the test process's life (arena_nodes.h).
 TestTimer& NewTimer() { return *new TestTimer; }
+TestTimer& NewTimer(int id) {
+  TestTimer& timer = NewTimer();
+  timer.id = id;
+  return timer;
+}
 
 // The ids of the due timers, taken out of `due`.
 std::vector<int> Drain(std::vector<CoreNode*>* due) {
   std::vector<int> ids;
   for (CoreNode* node : *due) ids.push_back(static_cast<TestTimer*>(node)->id);
   due->clear();
+  return ids;
+}
+
+// The same, sorted: for timers that come out in no particular order.
+std::vector<int> DrainSorted(std::vector<CoreNode*>* due) {
+  std::vector<int> ids = Drain(due);
+  std::sort(ids.begin(), ids.end());
   return ids;
 }
 
@@ -136,20 +148,15 @@ TEST(WheelCoreTest, RemoveLeavesNoWakeUpBehind) {
 
 TEST(WheelCoreTest, TakeAllEmptiesEveryLevelAndLeavesNoWakeUp) {
   WheelCore core(4);
-  TestTimer& a = NewTimer();
-  TestTimer& b = NewTimer();
-  TestTimer& c = NewTimer();
-  a.id = 1;
-  b.id = 2;
-  c.id = 3;
+  TestTimer& a = NewTimer(1);
+  TestTimer& b = NewTimer(2);
+  TestTimer& c = NewTimer(3);
   ASSERT_TRUE(core.Add(&a, 2));
   ASSERT_TRUE(core.Add(&b, 30));
   ASSERT_TRUE(core.Add(&c, 1000));
   std::vector<CoreNode*> out;
   core.TakeAll(&out);
-  std::vector<int> ids = Drain(&out);
-  std::sort(ids.begin(), ids.end());
-  EXPECT_THAT(ids, ElementsAre(1, 2, 3));
+  EXPECT_THAT(DrainSorted(&out), ElementsAre(1, 2, 3));
   EXPECT_EQ(core.size(), 0);
   EXPECT_EQ(core.NextRelease(), std::nullopt);
   // Usable again.
@@ -163,12 +170,9 @@ TEST(WheelCoreTest, TakeNextBucketTakesOnlyTheNextTicksLevelZeroBucket) {
   WheelCore core(4);
   std::vector<CoreNode*> due;
   core.Advance(10, &due, WheelCore::Cascades::kSpread);
-  TestTimer& a = NewTimer();
-  TestTimer& b = NewTimer();
-  TestTimer& later = NewTimer();
-  a.id = 1;
-  b.id = 2;
-  later.id = 3;
+  TestTimer& a = NewTimer(1);
+  TestTimer& b = NewTimer(2);
+  TestTimer& later = NewTimer(3);
   ASSERT_TRUE(core.Add(&a, 11));
   ASSERT_TRUE(core.Add(&b, 11));
   ASSERT_TRUE(core.Add(&later, 13));
@@ -177,9 +181,7 @@ TEST(WheelCoreTest, TakeNextBucketTakesOnlyTheNextTicksLevelZeroBucket) {
   EXPECT_EQ(core.TakeNextBucket(1, &taken), 0);
   EXPECT_EQ(core.NextRelease(), 11);
   EXPECT_EQ(core.TakeNextBucket(2, &taken), 2);
-  std::vector<int> ids = Drain(&taken);
-  std::sort(ids.begin(), ids.end());
-  EXPECT_THAT(ids, ElementsAre(1, 2));
+  EXPECT_THAT(DrainSorted(&taken), ElementsAre(1, 2));
   EXPECT_FALSE(a.linked());
   EXPECT_EQ(core.size(), 1);
   EXPECT_EQ(core.now_tick(), 10);  // the levels stay
