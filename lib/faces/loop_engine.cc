@@ -375,8 +375,7 @@ void LoopEngine::Stage(int64_t now_ns) {
       continue;
     }
     staged_[i] = nullptr;
-    node->next = static_cast<uint32_t>(due_.size());
-    due_.push_back(node);
+    AppendDue(node);
   }
   staged_next_ =
       std::max(staged_next_, now_part > 0 ? staged_ends_[now_part - 1] : 0);
@@ -385,9 +384,7 @@ void LoopEngine::Stage(int64_t now_ns) {
 void LoopEngine::UnstageAll() {
   for (size_t i = staged_next_; i < staged_.size(); ++i) {
     CoreNode* const node = staged_[i];
-    if (node == nullptr) continue;
-    node->next = static_cast<uint32_t>(due_.size());
-    due_.push_back(node);
+    if (node != nullptr) AppendDue(node);
   }
   staged_.clear();
   staged_next_ = 0;

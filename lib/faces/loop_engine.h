@@ -319,6 +319,10 @@ class LoopEngine {
     // Sets the deadline (the expiration), linked or due.
     if (core_.Add(node, deadline_ns)) return;
     // Due by the wheel's tick: the next (or this) RunDue.
+    AppendDue(node);
+  }
+  // Appends `node`, pending and out of the core, to `due_`.
+  void AppendDue(CoreNode* node) {
     node->next = static_cast<uint32_t>(due_.size());
     due_.push_back(node);
   }
