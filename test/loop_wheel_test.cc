@@ -646,7 +646,7 @@ TEST_F(LoopWheelTest,
   EXPECT_TRUE(stopped.Stop());
   EXPECT_FALSE(stopped.Pending());
   EXPECT_EQ(wheel_->TimeUntilNext(), Us(900));  // three left, due by 6 ms
-  EXPECT_TRUE(reset.Reset(Ms(2)));  // to 7.1 ms
+  EXPECT_TRUE(reset.Reset(Ms(2)));              // to 7.1 ms
   EXPECT_EQ(reset.Deadline(), Us(7100));
   EXPECT_TRUE(wheel_->Pending(by_id));
   EXPECT_EQ(RunAt(Us(5950)), 1);
