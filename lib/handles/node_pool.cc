@@ -323,11 +323,8 @@ void NodePool::PutMagazine(Magazine magazine) {
   bool tail = false;
   {
     MutexLock lock(&mu_);
-    full_.push_back(magazine);
     unsorted_blocks_ += magazine.count;
-    ++puts_;
-    if (!in_burst_) n = SortAndPickReleases(1, ReleasesPerPut(), releasing);
-    tail = TakeTail();
+    n = QueueFull(magazine, releasing, &tail);
   }
   Release(releasing, n);
   if (tail) HandToTail();
@@ -343,13 +340,20 @@ void NodePool::PutLoose(FreeBlock* block) {
     PoisonFree(block, size_);
     ++unsorted_blocks_;
     if (loose_.count < kMagazine) return;
-    full_.push_back(std::exchange(loose_, {}));
-    ++puts_;
-    if (!in_burst_) n = SortAndPickReleases(1, ReleasesPerPut(), releasing);
-    tail = TakeTail();
+    n = QueueFull(std::exchange(loose_, {}), releasing, &tail);
   }
   Release(releasing, n);
   if (tail) HandToTail();
+}
+
+int NodePool::QueueFull(Magazine magazine, int32_t releasing[kReleasePerPut],
+                        bool* tail) {
+  full_.push_back(magazine);
+  ++puts_;
+  const int n =
+      in_burst_ ? 0 : SortAndPickReleases(1, ReleasesPerPut(), releasing);
+  *tail = TakeTail();
+  return n;
 }
 
 bool NodePool::GiveBackStep() {

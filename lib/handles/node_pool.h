@@ -320,6 +320,12 @@ class NodePool {
   // After a put's step: whether its leftover work must be handed to the
   // tail now (not handed yet); marks it handed.
   bool TakeTail() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A put's part under the lock once it has a full magazine: queues it,
+  // counts the put, sorts one magazine unless a burst of frees is under way
+  // (see the top), and sets `*tail` as TakeTail does; returns how many
+  // empty slabs it took into `releasing`.
+  int QueueFull(Magazine magazine, int32_t releasing[kReleasePerPut],
+                bool* tail) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Hands leftover work to the tail (the give-back thread, or Tidy).
   void HandToTail() ABSL_LOCKS_EXCLUDED(mu_);
   // Its part after: gives the slabs' pages back, then lists them as bare.
