@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "timingwheel/options.h"
 
 namespace timingwheel::internal {
 namespace {

@@ -95,6 +95,9 @@ inline constexpr CallbackOps kCallbackOps = {
     (std::is_empty_v<S> && std::is_trivially_copyable_v<S> &&
      std::is_trivially_destructible_v<S>)};
 
+// The most a LoopWheel's node keeps inline (lib/faces/loop_node.h).
+inline constexpr size_t kLoopInlineCallable = 32;
+
 // A callable too big for a node (or aligned beyond a pointer, or whose move
 // may throw), moved to the heap: the node keeps this pointer.
 template <class Fn>

@@ -85,6 +85,7 @@
 #include "timingwheel/callback.h"
 #include "timingwheel/clock.h"
 #include "timingwheel/export.h"
+#include "timingwheel/internal/loop_mode.h"
 #include "timingwheel/options.h"
 #include "timingwheel/scheduler.h"
 #include "timingwheel/scoped_timer.h"
@@ -95,8 +96,6 @@ namespace internal {
 class LoopEngine;
 struct LoopNode;
 
-// The most a LoopWheel's node keeps inline (lib/faces/loop_node.h).
-inline constexpr size_t kLoopInlineCallable = 32;
 template <class Fn>
 using LoopCallable = Callable<Fn, kLoopInlineCallable>;
 
@@ -149,7 +148,7 @@ class TIMINGWHEEL_EXPORT LoopTimer {
   // timer (for a periodic timer, also from its own callback: no new run
   // starts); false if it had started (a one-shot timer), was stopped
   // already, the wheel is gone, or the handle refers to nothing.
-  bool Stop();
+  TIMINGWHEEL_LOOP_HOT bool Stop();
   // Re-arms the timer to run after `d` from now (`d <= 0`: in the next
   // RunDue). True if it was pending (as for Stop). Armed again unless the
   // wheel is gone or the handle is empty. A timer whose callback is running
@@ -181,11 +180,12 @@ class TIMINGWHEEL_EXPORT LoopTimer {
 
  private:
   friend class internal::LoopEngine;
+  friend class LoopWheel;
   // Adopts one reference to `node` (not null), a node of `engine`.
   LoopTimer(internal::LoopEngine* engine, internal::LoopNode* node)
       : engine_(engine), node_(node) {}
   // Lets go of the reference to `node_`.
-  void Release();
+  TIMINGWHEEL_LOOP_HOT void Release();
 
   // The node's engine: a node keeps its engine alive, so this one is valid
   // while `node_` is.
@@ -237,6 +237,7 @@ class LoopTimerId {
 
  private:
   friend class internal::LoopEngine;
+  friend class LoopWheel;
   constexpr explicit LoopTimerId(uint64_t value) : value_(value) {}
 
   uint64_t value_ = 0;
@@ -330,7 +331,7 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // What LoopTimer's members do, for the timer `id` names. A spent id (its
   // timer ran or was stopped), an empty one, or one of another wheel:
   // false, nullopt, and Reset arms nothing.
-  bool Stop(LoopTimerId id);
+  TIMINGWHEEL_LOOP_HOT bool Stop(LoopTimerId id);
   bool Reset(LoopTimerId id, absl::Duration d);
   template <class Rep, class Period>
   bool Reset(LoopTimerId id, std::chrono::duration<Rep, Period> d) {
@@ -377,14 +378,14 @@ class TIMINGWHEEL_EXPORT LoopWheel {
   // The members above, once the callable is ready for a node.
   absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d,
                                           internal::CallbackRef f);
-  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns,
-                                           internal::CallbackRef f);
+  TIMINGWHEEL_LOOP_HOT absl::StatusOr<LoopTimer> ScheduleSteady(
+      int64_t steady_ns, internal::CallbackRef f);
   absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when,
                                        internal::CallbackRef f);
   absl::StatusOr<LoopTimerId> ScheduleAfterId(absl::Duration d,
                                               internal::CallbackRef f);
-  absl::StatusOr<LoopTimerId> ScheduleSteadyId(int64_t steady_ns,
-                                               internal::CallbackRef f);
+  TIMINGWHEEL_LOOP_HOT absl::StatusOr<LoopTimerId> ScheduleSteadyId(
+      int64_t steady_ns, internal::CallbackRef f);
   absl::StatusOr<LoopTimerId> ScheduleAtId(absl::Duration when,
                                            internal::CallbackRef f);
 
@@ -392,5 +393,12 @@ class TIMINGWHEEL_EXPORT LoopWheel {
 };
 
 }  // namespace timingwheel
+
+// The members declared TIMINGWHEEL_LOOP_HOT, when inline (a static library):
+// lib/'s headers that they need, generated from lib/ by
+// cmake/loop_inline.cmake. Not part of the API.
+#if TIMINGWHEEL_LOOP_INLINE
+#include "timingwheel/internal/loop_inline.h"
+#endif
 
 #endif  // TIMINGWHEEL_LOOP_WHEEL_H_

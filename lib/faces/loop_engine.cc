@@ -65,7 +65,6 @@ LoopEngine::LoopEngine(LoopOptions options)
       next_tick_at_(NextTickAt()) {}
 
 void LoopEngine::CheckThreadSlow(const char* what) {
-#ifndef NDEBUG
   const std::thread::id self = std::this_thread::get_id();
   if (owner_ == std::thread::id()) owner_ = self;
   if (owner_ == self) return;
@@ -76,9 +75,6 @@ void LoopEngine::CheckThreadSlow(const char* what) {
              "for the loop's thread only\n";
   std::fputs(message.str().c_str(), stderr);
   std::abort();
-#else
-  (void)what;
-#endif
 }
 
 void LoopEngine::CloseAndRelease() {

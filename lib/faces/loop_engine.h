@@ -64,6 +64,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/time_base.h"
@@ -85,39 +86,46 @@ class LoopEngine {
   // The LoopWheel goes: cancels every pending timer, then lets go.
   void CloseAndRelease();
 
-  // A new timer running `f` after `d` (due now for d <= 0), at the
-  // steady_clock time `steady_ns`, at the clock time `when`, or when
-  // `scheduler` says, held by a LoopTimer or (the ...Id ones) by id;
-  // `caller` names the member in errors. AfterFunc's and At's are inline
-  // with the arm they make: a loop's AfterFunc, or At with its cached time,
-  // is its hot path.
-  absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d, CallbackRef f,
-                                          const char* caller) {
+  // A new one-shot timer running `f` after `d` (due now for d <= 0), or at
+  // the steady_clock time `steady_ns`: its node, with a reference for a
+  // LoopTimer, or null when refused (RefuseAfter and RefuseSteady say why);
+  // the ...Id ones hold it by id and return the id's value, 0 when refused.
+  // Inline with the arm they make, and no status on the way: a loop's
+  // AfterFunc, or At with its cached time, is its hot path (the end of this
+  // header).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE
+  LoopNode* TryAfter(absl::Duration d, CallbackRef f) {
     int64_t deadline_ns;
-    if (!AdmitAfter(d, f, &deadline_ns)) return RefuseAfter(d, f, caller);
-    return NewOneShot(f, deadline_ns);
+    if (!AdmitAfter(d, f, &deadline_ns)) return nullptr;
+    return ArmNew(NewOneShotNode(f), f, deadline_ns, 2);
   }
-  absl::StatusOr<LoopTimerId> ScheduleAfterId(absl::Duration d, CallbackRef f,
-                                              const char* caller) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE
+  uint64_t TryAfterId(absl::Duration d, CallbackRef f) {
     int64_t deadline_ns;
-    if (!AdmitAfter(d, f, &deadline_ns)) return RefuseAfter(d, f, caller);
-    return NewOneShotId(f, deadline_ns);
+    if (!AdmitAfter(d, f, &deadline_ns)) return 0;
+    return NewOneShotId(f, deadline_ns).value();
   }
-  absl::StatusOr<LoopTimer> ScheduleSteady(int64_t steady_ns, CallbackRef f) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE
+  LoopNode* TrySteady(int64_t steady_ns, CallbackRef f) {
     int64_t deadline_ns;
-    if (!AdmitSteady(steady_ns, f, &deadline_ns)) {
-      return RefuseSteady(steady_ns, f);
-    }
-    return NewOneShot(f, deadline_ns);
+    if (!AdmitSteady(steady_ns, f, &deadline_ns)) return nullptr;
+    return ArmNew(NewOneShotNode(f), f, deadline_ns, 2);
   }
-  absl::StatusOr<LoopTimerId> ScheduleSteadyId(int64_t steady_ns,
-                                               CallbackRef f) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE
+  uint64_t TrySteadyId(int64_t steady_ns, CallbackRef f) {
     int64_t deadline_ns;
-    if (!AdmitSteady(steady_ns, f, &deadline_ns)) {
-      return RefuseSteady(steady_ns, f);
-    }
-    return NewOneShotId(f, deadline_ns);
+    if (!AdmitSteady(steady_ns, f, &deadline_ns)) return 0;
+    return NewOneShotId(f, deadline_ns).value();
   }
+  // Why TryAfter (TryAfterId) refused a timer after `d` running `f`;
+  // `caller` names the member.
+  absl::Status RefuseAfter(absl::Duration d, CallbackRef f,
+                           const char* caller) const;
+  // Why TrySteady (TrySteadyId) refused a timer at `steady_ns` running `f`.
+  absl::Status RefuseSteady(int64_t steady_ns, CallbackRef f) const;
+  // A new timer at the clock time `when`, or when `scheduler` says, held by
+  // a LoopTimer or (ScheduleAtId) by id; `caller` names the member in
+  // errors.
   absl::StatusOr<LoopTimer> ScheduleAt(absl::Duration when, CallbackRef f,
                                        const char* caller);
   absl::StatusOr<LoopTimerId> ScheduleAtId(absl::Duration when, CallbackRef f,
@@ -237,11 +245,6 @@ class LoopEngine {
     }
     return *deadline_ns <= max_deadline_ns_;
   }
-  // Why ScheduleAfter refused a timer after `d` running `f`.
-  absl::Status RefuseAfter(absl::Duration d, CallbackRef f,
-                           const char* caller) const;
-  // Why ScheduleSteady refused a timer at `steady_ns` running `f`.
-  absl::Status RefuseSteady(int64_t steady_ns, CallbackRef f) const;
   // The deadline of a new timer running `f` at the clock time `when`, or
   // why it is refused.
   absl::StatusOr<int64_t> AtDeadline(absl::Duration when, CallbackRef f,
@@ -456,11 +459,60 @@ class LoopEngine {
   int64_t pending_ = 0;
   int64_t refs_ = 1;  // the LoopWheel's
   bool closed_ = false;
-#ifndef NDEBUG
+  // The thread CheckThread found first. Kept in every build: the inline
+  // paths of loop_wheel.h check it when the user's code is built without
+  // NDEBUG, whatever the library was built with.
   std::thread::id owner_;
-#endif
 };
 
 }  // namespace timingwheel::internal
+
+// The LoopWheel's hot path: the members of loop_wheel.h declared
+// TIMINGWHEEL_LOOP_HOT. With a static library they are inline, compiled into
+// the user's code through timingwheel/internal/loop_inline.h
+// (cmake/loop_inline.cmake), where the call's frame, its StatusOr and the
+// engine's checks fold into the caller's loop; with a shared one they are
+// compiled once, in loop_wheel.cc (TIMINGWHEEL_DEFINE_LOOP_HOT).
+#if TIMINGWHEEL_LOOP_INLINE || defined(TIMINGWHEEL_DEFINE_LOOP_HOT)
+namespace timingwheel {
+
+TIMINGWHEEL_LOOP_HOT void LoopTimer::Release() {
+  engine_->CheckThread("~LoopTimer");
+  engine_->Unref(node_);
+}
+
+TIMINGWHEEL_LOOP_HOT bool LoopTimer::Stop() {
+  if (node_ == nullptr) return false;
+  engine_->CheckThread("LoopTimer::Stop");
+  return engine_->Stop<internal::LoopEngine::Held::kByHandle>(node_);
+}
+
+TIMINGWHEEL_LOOP_HOT absl::StatusOr<LoopTimer> LoopWheel::ScheduleSteady(
+    int64_t steady_ns, internal::CallbackRef f) {
+  engine_->CheckThread("LoopWheel::At");
+  if (internal::LoopNode* node = engine_->TrySteady(steady_ns, f)) {
+    return LoopTimer(engine_, node);
+  }
+  return engine_->RefuseSteady(steady_ns, f);
+}
+
+TIMINGWHEEL_LOOP_HOT absl::StatusOr<LoopTimerId> LoopWheel::ScheduleSteadyId(
+    int64_t steady_ns, internal::CallbackRef f) {
+  engine_->CheckThread("LoopWheel::AtId");
+  if (const uint64_t id = engine_->TrySteadyId(steady_ns, f)) {
+    return LoopTimerId(id);
+  }
+  return engine_->RefuseSteady(steady_ns, f);
+}
+
+TIMINGWHEEL_LOOP_HOT bool LoopWheel::Stop(LoopTimerId id) {
+  engine_->CheckThread("LoopWheel::Stop");
+  internal::LoopNode* node = engine_->Find(id);
+  return node != nullptr &&
+         engine_->Stop<internal::LoopEngine::Held::kById>(node);
+}
+
+}  // namespace timingwheel
+#endif
 
 #endif  // TIMINGWHEEL_LIB_FACES_LOOP_ENGINE_H_

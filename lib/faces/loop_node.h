@@ -83,7 +83,7 @@
 #include "base/no_sanitize.h"
 #include "core/bucket.h"
 #include "core/node_link.h"
-#include "timingwheel/loop_wheel.h"
+#include "timingwheel/callback.h"
 #include "timingwheel/scheduler.h"
 
 namespace timingwheel::internal {

@@ -6,7 +6,10 @@
 // (loop_engine.h, loop_node.h); each call first checks, in a debug build,
 // that it comes from the loop's thread. The templated members in
 // loop_wheel.h make the callable ready for a node (internal::LoopCallable)
-// and come here with it.
+// and come here with it; the hot path's members (At and AtId's, Stop's, a
+// handle's release: TIMINGWHEEL_LOOP_HOT) are at the end of loop_engine.h,
+// inline in the caller with a static library, compiled here with a shared
+// one.
 
 #include "timingwheel/loop_wheel.h"
 
@@ -14,6 +17,9 @@
 #include <utility>
 
 #include "base/scheduler_internal.h"
+// The hot path's members are defined here when they are not inline (a shared
+// library): see the end of loop_engine.h.
+#define TIMINGWHEEL_DEFINE_LOOP_HOT
 #include "faces/loop_engine.h"
 
 namespace timingwheel {
@@ -44,17 +50,6 @@ LoopTimer& LoopTimer::operator=(LoopTimer&& other) noexcept {
     node_ = std::exchange(other.node_, nullptr);
   }
   return *this;
-}
-
-void LoopTimer::Release() {
-  engine_->CheckThread("~LoopTimer");
-  engine_->Unref(node_);
-}
-
-bool LoopTimer::Stop() {
-  if (node_ == nullptr) return false;
-  engine_->CheckThread("LoopTimer::Stop");
-  return engine_->Stop<internal::LoopEngine::Held::kByHandle>(node_);
 }
 
 bool LoopTimer::Reset(absl::Duration d) {
@@ -97,13 +92,17 @@ LoopWheel::~LoopWheel() {
 absl::StatusOr<LoopTimer> LoopWheel::ScheduleAfter(absl::Duration d,
                                                    internal::CallbackRef f) {
   engine_->CheckThread("LoopWheel::AfterFunc");
-  return engine_->ScheduleAfter(d, f, "AfterFunc");
+  if (internal::LoopNode* node = engine_->TryAfter(d, f)) {
+    return LoopTimer(engine_, node);
+  }
+  return engine_->RefuseAfter(d, f, "AfterFunc");
 }
 
-absl::StatusOr<LoopTimer> LoopWheel::ScheduleSteady(int64_t steady_ns,
-                                                    internal::CallbackRef f) {
-  engine_->CheckThread("LoopWheel::At");
-  return engine_->ScheduleSteady(steady_ns, f);
+absl::StatusOr<LoopTimerId> LoopWheel::ScheduleAfterId(
+    absl::Duration d, internal::CallbackRef f) {
+  engine_->CheckThread("LoopWheel::AfterFuncId");
+  if (const uint64_t id = engine_->TryAfterId(d, f)) return LoopTimerId(id);
+  return engine_->RefuseAfter(d, f, "AfterFuncId");
 }
 
 absl::StatusOr<LoopTimer> LoopWheel::ScheduleAt(absl::Duration when,
@@ -112,29 +111,10 @@ absl::StatusOr<LoopTimer> LoopWheel::ScheduleAt(absl::Duration when,
   return engine_->ScheduleAt(when, f, "AtClockTime");
 }
 
-absl::StatusOr<LoopTimerId> LoopWheel::ScheduleAfterId(
-    absl::Duration d, internal::CallbackRef f) {
-  engine_->CheckThread("LoopWheel::AfterFuncId");
-  return engine_->ScheduleAfterId(d, f, "AfterFuncId");
-}
-
-absl::StatusOr<LoopTimerId> LoopWheel::ScheduleSteadyId(
-    int64_t steady_ns, internal::CallbackRef f) {
-  engine_->CheckThread("LoopWheel::AtId");
-  return engine_->ScheduleSteadyId(steady_ns, f);
-}
-
 absl::StatusOr<LoopTimerId> LoopWheel::ScheduleAtId(absl::Duration when,
                                                     internal::CallbackRef f) {
   engine_->CheckThread("LoopWheel::AtClockTimeId");
   return engine_->ScheduleAtId(when, f, "AtClockTimeId");
-}
-
-bool LoopWheel::Stop(LoopTimerId id) {
-  engine_->CheckThread("LoopWheel::Stop");
-  internal::LoopNode* node = engine_->Find(id);
-  return node != nullptr &&
-         engine_->Stop<internal::LoopEngine::Held::kById>(node);
 }
 
 bool LoopWheel::Reset(LoopTimerId id, absl::Duration d) {

@@ -16,11 +16,11 @@ namespace {
 // "LoopOptions") names them in the message.
 absl::Status ValidateShared(const char* type, absl::Duration tick,
                             int wheel_size, int64_t max_pending) {
-  if (tick < kMinTick || tick > kMaxTick) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(type, "::tick is ", absl::FormatDuration(tick),
-                     "; it must be from ", absl::FormatDuration(kMinTick),
-                     " to ", absl::FormatDuration(kMaxTick)));
+  if (tick < timingwheel::kMinTick || tick > timingwheel::kMaxTick) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        type, "::tick is ", absl::FormatDuration(tick), "; it must be from ",
+        absl::FormatDuration(timingwheel::kMinTick), " to ",
+        absl::FormatDuration(timingwheel::kMaxTick)));
   }
   if (wheel_size < kMinWheelSize || wheel_size > kMaxWheelSize) {
     return absl::InvalidArgumentError(
