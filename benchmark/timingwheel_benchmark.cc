@@ -973,13 +973,10 @@ void BM_LowRate(benchmark::State& state) {
 // turns out of the figure, as a benchmark of the pair alone does (how
 // Agrona's DeadlineTimerWheel gives its 2.6 ns, README "Performance").
 
-template <class Impl>
-void BM_LoopAfterFuncStop(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const bool cached = state.range(1) != 0;
-  const int64_t turn_every = state.range(2);
-  Impl impl(/*workers=*/0);  // None: the loop's thread runs the callbacks.
-  ScheduleFiring(impl, n);
+// The timed loop, one per kind of call: a loop's call site makes one kind,
+// and the compiler sees only its path (the LoopWheel's is inline).
+template <class Impl, bool kCached>
+int64_t LoopPairs(benchmark::State& state, Impl& impl, int64_t turn_every) {
   const absl::Duration one_second = absl::Seconds(1);
   const int64_t one_second_ns = absl::ToInt64Nanoseconds(one_second);
   int64_t now_ns = NowNs();  // The loop's time, read once per turn.
@@ -991,11 +988,28 @@ void BM_LoopAfterFuncStop(benchmark::State& state) {
       now_ns = NowNs();
       impl.RunDueAt(now_ns);
     }
-    typename Impl::Handle timer = cached
-                                      ? impl.AtNs(now_ns + one_second_ns, [] {})
-                                      : impl.AfterFunc(one_second, [] {});
+    typename Impl::Handle timer = [&] {
+      if constexpr (kCached) {
+        return impl.AtNs(now_ns + one_second_ns, [] {});
+      } else {
+        return impl.AfterFunc(one_second, [] {});
+      }
+    }();
     if (!timer.Stop()) ++stop_failed;
   }
+  return stop_failed;
+}
+
+template <class Impl>
+void BM_LoopAfterFuncStop(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const bool cached = state.range(1) != 0;
+  const int64_t turn_every = state.range(2);
+  Impl impl(/*workers=*/0);  // None: the loop's thread runs the callbacks.
+  ScheduleFiring(impl, n);
+  const int64_t stop_failed =
+      cached ? LoopPairs<Impl, true>(state, impl, turn_every)
+             : LoopPairs<Impl, false>(state, impl, turn_every);
   state.SetItemsProcessed(state.iterations());
   Problem(state, "stop_failed", stop_failed);
   Problem(state, "afterfunc_errors", impl.errors());
