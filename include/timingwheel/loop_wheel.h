@@ -65,6 +65,13 @@
 // wider one, and the bucket it waits in holds nothing per timer. After a spike,
 // the chunks its timers emptied go back to the system as they empty, but for
 // LoopOptions::spare_timers spare nodes.
+//
+// Cost: with the static library, At and AtId (on the loop's cached time), the
+// Stops and a LoopTimer's release are compiled into your code, inline (the
+// members marked TIMINGWHEEL_LOOP_HOT; their code comes from the generated
+// header timingwheel/internal/loop_inline.h, which is not API): about 8 ns
+// an At + Stop pair. With the shared library they are calls, about 2 ns
+// more. AfterFunc reads the clock, a call either way.
 
 #ifndef TIMINGWHEEL_LOOP_WHEEL_H_
 #define TIMINGWHEEL_LOOP_WHEEL_H_
