@@ -382,7 +382,8 @@ class TIMINGWHEEL_EXPORT LoopWheel {
  private:
   explicit LoopWheel(internal::LoopEngine* engine) : engine_(engine) {}
 
-  // The members above, once the callable is ready for a node.
+  // The members above, once the callable is ready for a node (those marked
+  // TIMINGWHEEL_LOOP_HOT are at the end of lib/faces/loop_engine.h).
   absl::StatusOr<LoopTimer> ScheduleAfter(absl::Duration d,
                                           internal::CallbackRef f);
   TIMINGWHEEL_LOOP_HOT absl::StatusOr<LoopTimer> ScheduleSteady(
